@@ -1,0 +1,18 @@
+//===- DLC.h - dlc host and dispatch dialect --------------------*- C++ -*-===//
+
+#ifndef DLC_DIALECT_DLC_IR_DLC_H
+#define DLC_DIALECT_DLC_IR_DLC_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dlc/Dialect/DLC/IR/DLCDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dlc/Dialect/DLC/IR/DLCOps.h.inc"
+
+#endif // DLC_DIALECT_DLC_IR_DLC_H

@@ -1,0 +1,217 @@
+/*===- artifact_format.h - the .dlcx artifact schema ------------*- C -*-===*
+ *
+ * The one description of the compiled-model file shared by the compiler
+ * (which writes it) and the runtime (which validates it once at load and then
+ * uses it in place). Plain C99, no dependencies, little-endian on disk.
+ *
+ * Layout: a 64-byte header at offset 0, a section table, then the sections.
+ * Every section starts at a multiple of DLCX_ALIGNMENT; the CONSTANTS section
+ * holds the weights, each constant tensor at a DLCX_ALIGNMENT-aligned offset,
+ * so a memory-mapped artifact can hand weights to kernels without copying.
+ * docs/artifact-format.md explains every field and the validation rules.
+ *
+ * Compatibility: a reader accepts an artifact whose version_major equals its
+ * own DLCX_VERSION_MAJOR and whose version_minor is not newer than its own.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DLC_ARTIFACT_FORMAT_H
+#define DLC_ARTIFACT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DLCX_MAGIC 0x58434c44u /* "DLCX" read as a little-endian u32 */
+#define DLCX_VERSION_MAJOR 1u
+#define DLCX_VERSION_MINOR 0u
+#define DLCX_ALIGNMENT 64u
+#define DLCX_MAX_RANK 8u
+#define DLCX_NO_INDEX 0xffffffffu
+/* Bytes [0, DLCX_CHECKSUM_START) are not covered by the checksum: the magic,
+ * the version and the checksum itself. Everything after is. */
+#define DLCX_CHECKSUM_START 16u
+
+typedef enum dlcx_target_e {
+  DLCX_TARGET_CPU = 1,
+  DLCX_TARGET_VULKAN = 2,
+  DLCX_TARGET_CUDA = 3,
+} dlcx_target_t;
+
+/* Target feature bits (dlcx_header_t.target_features). A runtime driver
+ * refuses an artifact that needs a feature its device lacks. */
+typedef enum dlcx_feature_e {
+  /* CPU: the instruction-set architecture of the embedded object code. */
+  DLCX_FEATURE_CPU_X86_64 = 1u << 0,
+  DLCX_FEATURE_CPU_AARCH64 = 1u << 1,
+  DLCX_FEATURE_CPU_ARMV7 = 1u << 2,
+  DLCX_FEATURE_CPU_RISCV64 = 1u << 3,
+  /* Vulkan: capabilities beyond the Vulkan 1.1 / SPIR-V 1.3 baseline. */
+  DLCX_FEATURE_VK_FLOAT16 = 1u << 8,
+  DLCX_FEATURE_VK_INT8_STORAGE = 1u << 9,
+  DLCX_FEATURE_VK_INT8_DOT = 1u << 10,
+  DLCX_FEATURE_VK_SUBGROUP = 1u << 11,
+  DLCX_FEATURE_VK_INT64 = 1u << 12,
+  /* CUDA: the code section also carries a cubin for the recorded sm. */
+  DLCX_FEATURE_CUDA_CUBIN = 1u << 16,
+} dlcx_feature_t;
+
+/* Element types, numbered as ONNX TensorProto.DataType numbers them. */
+typedef enum dlcx_dtype_e {
+  DLCX_DTYPE_F32 = 1,
+  DLCX_DTYPE_U8 = 2,
+  DLCX_DTYPE_I8 = 3,
+  DLCX_DTYPE_U16 = 4,
+  DLCX_DTYPE_I16 = 5,
+  DLCX_DTYPE_I32 = 6,
+  DLCX_DTYPE_I64 = 7,
+  DLCX_DTYPE_BOOL = 9,
+  DLCX_DTYPE_F16 = 10,
+  DLCX_DTYPE_F64 = 11,
+  DLCX_DTYPE_U32 = 12,
+  DLCX_DTYPE_U64 = 13,
+  DLCX_DTYPE_BF16 = 16,
+  DLCX_DTYPE_U4 = 21,
+  DLCX_DTYPE_I4 = 22,
+} dlcx_dtype_t;
+
+typedef enum dlcx_section_kind_e {
+  DLCX_SECTION_STRINGS = 1,   /* NUL-terminated strings; refs are offsets */
+  DLCX_SECTION_TENSORS = 2,   /* dlcx_tensor_t[] */
+  DLCX_SECTION_KERNELS = 3,   /* dlcx_kernel_t[] */
+  DLCX_SECTION_LAUNCHES = 4,  /* dlcx_launch_t[], in execution order */
+  DLCX_SECTION_BINDINGS = 5,  /* uint32_t[] tensor indices used by launches */
+  DLCX_SECTION_IO = 6,        /* uint32_t[]: inputs, then outputs */
+  DLCX_SECTION_CODE = 7,      /* target code blobs (ELF, SPIR-V, PTX, cubin) */
+  DLCX_SECTION_CONSTANTS = 8, /* aligned constant tensor data */
+  DLCX_SECTION_MODEL = 9,     /* one dlcx_model_t */
+} dlcx_section_kind_t;
+
+typedef enum dlcx_storage_e {
+  DLCX_STORAGE_ARENA = 1,    /* offset into the session's arena */
+  DLCX_STORAGE_CONSTANT = 2, /* offset into the CONSTANTS section */
+} dlcx_storage_t;
+
+typedef enum dlcx_code_format_e {
+  DLCX_CODE_ELF_SHARED = 1, /* a position-independent ELF shared object */
+  DLCX_CODE_SPIRV = 2,      /* one SPIR-V module */
+  DLCX_CODE_PTX = 3,        /* PTX text, NUL-terminated */
+  DLCX_CODE_CUBIN = 4,      /* an ELF cubin for header.target_sm */
+} dlcx_code_format_t;
+
+typedef struct dlcx_header_t {
+  uint32_t magic;               /* DLCX_MAGIC */
+  uint16_t version_major;       /* DLCX_VERSION_MAJOR */
+  uint16_t version_minor;       /* DLCX_VERSION_MINOR */
+  uint64_t checksum;            /* dlcx_checksum of [16, file_size) */
+  uint64_t file_size;           /* total bytes of the artifact */
+  uint32_t header_size;         /* sizeof(dlcx_header_t) */
+  uint32_t section_count;       /* entries in the section table */
+  uint64_t section_table_offset;/* dlcx_section_t[section_count] */
+  uint32_t target;              /* dlcx_target_t */
+  uint32_t target_sm;           /* CUDA: e.g. 87 for sm_87; 0 otherwise */
+  uint64_t target_features;     /* dlcx_feature_t bits */
+  uint32_t flags;               /* reserved, 0 */
+  uint32_t reserved;            /* 0 */
+} dlcx_header_t;
+
+typedef struct dlcx_section_t {
+  uint32_t kind;   /* dlcx_section_kind_t; each kind appears at most once */
+  uint32_t flags;  /* reserved, 0 */
+  uint64_t offset; /* from the start of the file, DLCX_ALIGNMENT-aligned */
+  uint64_t size;   /* bytes */
+} dlcx_section_t;
+
+typedef struct dlcx_model_t {
+  uint64_t arena_size;      /* bytes of the one per-session arena */
+  uint64_t arena_lower_bound; /* largest simultaneously-live set, bytes */
+  uint32_t name;            /* string: the graph name */
+  uint32_t producer;        /* string: "dlc <version>" */
+  uint32_t input_count;     /* first entries of the IO section */
+  uint32_t output_count;    /* next entries of the IO section */
+  uint32_t onnx_node_count; /* nodes in the source model (for statistics) */
+  uint32_t reserved;
+} dlcx_model_t;
+
+typedef struct dlcx_tensor_t {
+  uint32_t name;             /* string */
+  uint32_t dtype;            /* dlcx_dtype_t */
+  uint32_t storage;          /* dlcx_storage_t */
+  uint32_t rank;             /* <= DLCX_MAX_RANK */
+  uint64_t offset;           /* arena or CONSTANTS offset, aligned */
+  uint64_t size;             /* bytes; equals the product of dims * dtype size */
+  int64_t dims[DLCX_MAX_RANK];
+  /* Quantization of the stored values; scale == 0 means "not quantized".
+   * Per-axis parameters: quant_axis >= 0, and quant_params is the CONSTANTS
+   * offset of dims[quant_axis] float scales followed by as many int32 zero
+   * points. */
+  float scale;
+  int32_t zero_point;
+  int32_t quant_axis;        /* -1: per tensor */
+  uint32_t reserved;
+  uint64_t quant_params;
+} dlcx_tensor_t;
+
+typedef struct dlcx_kernel_t {
+  uint32_t name;            /* string: symbol (CPU) or entry point (GPU) */
+  uint32_t code_format;     /* dlcx_code_format_t */
+  uint64_t code_offset;     /* into the CODE section */
+  uint64_t code_size;       /* bytes; kernels may share one blob */
+  uint32_t binding_count;   /* buffers the kernel takes, in order */
+  uint32_t workgroup_size[3]; /* GPU local size; 1,1,1 on CPU */
+} dlcx_kernel_t;
+
+typedef struct dlcx_launch_t {
+  uint32_t kernel;          /* index into KERNELS */
+  uint32_t binding_begin;   /* first entry in BINDINGS */
+  uint32_t binding_count;   /* == kernels[kernel].binding_count */
+  uint32_t grid[3];         /* workgroups; CPU kernels get [0, product) */
+} dlcx_launch_t;
+
+/* CPU kernels. Every CPU kernel symbol has this type. `bindings[i]` is the
+ * address of the launch's i-th buffer (arena or constant). The kernel runs
+ * workgroups [begin, end) of the launch grid, numbered x-fastest:
+ * id = x + grid[0] * (y + grid[1] * z). The runtime may split [0, total)
+ * across threads in any way; kernels must not depend on the split. */
+typedef void (*dlcx_cpu_kernel_fn)(void *const *bindings, uint32_t begin,
+                                   uint32_t end);
+
+/* The integrity hash of the artifact. Per little-endian 8-byte word w (a
+ * trailing partial word is zero-padded): h = ((h ^ w) * P); h ^= h >> 32,
+ * starting from the FNV-1a offset basis with P the FNV-1a 64-bit prime, then
+ * a final avalanche mixed with the length. The shift carries every bit into
+ * the low half, so flips in the top bits of two words do not cancel. It
+ * detects corruption; it is not a signature. */
+static inline uint64_t dlcx_checksum(const void *data, uint64_t size) {
+  const uint8_t *p = (const uint8_t *)data;
+  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w = (uint64_t)p[i] | (uint64_t)p[i + 1] << 8 |
+                 (uint64_t)p[i + 2] << 16 | (uint64_t)p[i + 3] << 24 |
+                 (uint64_t)p[i + 4] << 32 | (uint64_t)p[i + 5] << 40 |
+                 (uint64_t)p[i + 6] << 48 | (uint64_t)p[i + 7] << 56;
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 32;
+  }
+  if (i < size) {
+    uint64_t w = 0;
+    for (unsigned s = 0; i < size; ++i, s += 8)
+      w |= (uint64_t)p[i] << s;
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 32;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h ^= size;
+  return h;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DLC_ARTIFACT_FORMAT_H */
