@@ -19,7 +19,12 @@ void ONNXDialect::initialize() {
 
 StringRef NodeOp::getDisplayName() {
   std::optional<StringRef> name = getName();
-  return name && !name->empty() ? *name : StringRef("<unnamed>");
+  if (name && !name->empty())
+    return *name;
+  // The importer names unnamed nodes "OpType#index" in their location.
+  if (auto loc = dyn_cast<NameLoc>(getLoc()))
+    return loc.getName().getValue();
+  return "<unnamed>";
 }
 
 bool NodeOp::hasInput(unsigned i) {

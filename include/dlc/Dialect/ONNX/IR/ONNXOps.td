@@ -39,7 +39,8 @@ def ONNX_NodeOp : ONNX_Op<"node"> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The node name when the model gives one, else "<unnamed>".
+    /// The node name when the model gives one, else the importer's
+    /// "OpType#index" location name, else "<unnamed>".
     ::llvm::StringRef getDisplayName();
     /// Looks up an ONNX attribute by its ONNX name.
     ::mlir::Attribute getOnnxAttr(::llvm::StringRef attrName) {

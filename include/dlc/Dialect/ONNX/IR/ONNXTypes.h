@@ -1,0 +1,29 @@
+//===- ONNXTypes.h - ONNX data types as MLIR types --------------*- C++ -*-===//
+
+#ifndef DLC_DIALECT_ONNX_IR_ONNXTYPES_H
+#define DLC_DIALECT_ONNX_IR_ONNXTYPES_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Types.h"
+
+#include <cstdint>
+#include <string>
+
+namespace dlc::onnx {
+
+/// The MLIR element type of an ONNX TensorProto data type number: f32, f16,
+/// bf16, f64, i1 (BOOL), signless i8/i16/i32/i64 for the signed integers,
+/// ui8/ui16/ui32/ui64 for the unsigned ones, i4/ui4. Null for types dlc does
+/// not support (strings, complex, 8-bit floats).
+mlir::Type getElementType(mlir::MLIRContext *context, int64_t dataType);
+
+/// The ONNX data type number of an element type (inverse of the above; a
+/// signless integer is the signed ONNX type). 0 when there is none.
+int64_t getDataType(mlir::Type elementType);
+
+/// The ONNX name of a data type number ("FLOAT", "UINT8", ...).
+std::string getDataTypeName(int64_t dataType);
+
+} // namespace dlc::onnx
+
+#endif // DLC_DIALECT_ONNX_IR_ONNXTYPES_H

@@ -1,0 +1,55 @@
+//===- Pipelines.h - dlc's compilation pipelines ----------------*- C++ -*-===//
+//
+// The pipelines are C++ builder functions; dlc-compile strings them together
+// and dlc-opt exposes each as a named pipeline (dlc-legalize, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PIPELINES_PIPELINES_H
+#define DLC_PIPELINES_PIPELINES_H
+
+#include "dlc/Frontend/ONNX/Importer.h"
+#include "dlc/Target/TargetDescription.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace dlc {
+
+/// Stages of dlc-compile, in order.
+enum class Stage { Import, Legalize, Optimize, Dispatch, Codegen };
+
+/// What dlc-compile writes.
+enum class EmitKind { MLIR, Dispatches, PTX, SPIRV, Object, Artifact };
+
+struct CompileOptions {
+  TargetDescription target;
+  EmitKind emit = EmitKind::Artifact;
+  /// With EmitKind::MLIR: the last stage to run.
+  Stage stopAfter = Stage::Codegen;
+  bool printStats = false;
+  ONNXImportOptions importOptions;
+};
+
+/// ONNX nodes to linalg/tensor/arith/math, then cleanup.
+void buildLegalizePipeline(mlir::OpPassManager &pm);
+
+/// Registers the pipelines with the global registry for dlc-opt.
+void registerPipelines();
+
+/// Runs everything from the ONNX file to the requested output.
+mlir::LogicalResult compileONNXFile(mlir::MLIRContext &context,
+                                    llvm::StringRef inputPath,
+                                    const CompileOptions &options,
+                                    llvm::raw_ostream &output);
+
+/// Same, for a model held in memory (`isText`: the ONNX textual syntax).
+mlir::LogicalResult compileONNXBuffer(mlir::MLIRContext &context,
+                                      llvm::StringRef buffer,
+                                      llvm::StringRef bufferName, bool isText,
+                                      const CompileOptions &options,
+                                      llvm::raw_ostream &output);
+
+} // namespace dlc
+
+#endif // DLC_PIPELINES_PIPELINES_H

@@ -1,0 +1,55 @@
+//===- TargetDescription.h - what a compilation target can do --*- C++ -*-===//
+//
+// Code generation asks this description for capabilities (vector width,
+// shared memory, fp16, integer dot products, subgroups) instead of testing
+// for a particular target, so one tiling and distribution pipeline serves
+// CPU, Vulkan and CUDA.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_TARGET_TARGETDESCRIPTION_H
+#define DLC_TARGET_TARGETDESCRIPTION_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace dlc {
+
+enum class TargetKind { CPU, Vulkan, CUDA };
+
+struct TargetDescription {
+  TargetKind kind = TargetKind::CPU;
+
+  /// CPU: the LLVM target triple and CPU name ("generic" or the host's).
+  std::string triple;
+  std::string cpu;
+  /// CUDA: the compute capability, e.g. 87 for sm_87.
+  unsigned sm = 0;
+
+  /// Capabilities beyond each target's baseline.
+  bool hasFloat16 = false;      ///< fp16 arithmetic and storage
+  bool hasInt8Storage = false;  ///< 8-bit storage buffers (Vulkan)
+  bool hasInt8DotProduct = false;
+  bool hasSubgroups = false;
+  bool hasInt64 = false;        ///< 64-bit integers in kernels
+  unsigned subgroupSize = 1;
+  unsigned maxWorkgroupSize = 1;      ///< threads per workgroup
+  uint64_t sharedMemoryBytes = 0;     ///< per workgroup
+  unsigned vectorBits = 128;          ///< preferred SIMD width (CPU)
+  bool isHosted = true;               ///< CPU: has threads and a loader
+
+  /// Parses `cpu`, `cpu:<triple>`, `vulkan[:+feature,...]` or `cuda:sm_XX`.
+  static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);
+
+  /// The spec this description was parsed from, normalized.
+  std::string str() const;
+
+  bool isGPU() const { return kind != TargetKind::CPU; }
+};
+
+} // namespace dlc
+
+#endif // DLC_TARGET_TARGETDESCRIPTION_H

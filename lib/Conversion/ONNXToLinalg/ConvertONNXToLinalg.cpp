@@ -1,0 +1,417 @@
+//===- ConvertONNXToLinalg.cpp - the dlc-convert-onnx-to-linalg pass ------===//
+//
+// The driver: walks each function in program order, hands every onnx.node to
+// its handler with converted inputs, and rewires results. It does not use
+// the dialect conversion framework because handlers need converted inputs
+// with exact static types (to fold shape subgraphs and size their outputs)
+// while the remaining onnx.node ops keep their ONNX-typed operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Conversion/ONNXToLinalg/ONNXToLinalg.h"
+#include "dlc/Conversion/Passes.h"
+#include "dlc/Frontend/ONNX/Importer.h"
+
+#include "Utils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_CONVERTONNXTOLINALG
+#include "dlc/Conversion/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+using namespace dlc;
+
+//===----------------------------------------------------------------------===//
+// HandlerRegistry
+//===----------------------------------------------------------------------===//
+
+void HandlerRegistry::add(StringRef opType,
+                          std::initializer_list<int64_t> versions,
+                          NodeHandlerFn handler, StringRef domain) {
+  Entry &e = entries[(domain + "::" + opType).str()];
+  e.sinceVersions.assign(versions.begin(), versions.end());
+  llvm::sort(e.sinceVersions);
+  e.handler = handler;
+}
+
+const HandlerRegistry::Entry *HandlerRegistry::lookup(StringRef domain,
+                                                      StringRef opType) const {
+  auto it = entries.find((domain + "::" + opType).str());
+  return it == entries.end() ? nullptr : &it->second;
+}
+
+SmallVector<std::pair<std::string, std::string>>
+HandlerRegistry::listOps() const {
+  SmallVector<std::pair<std::string, std::string>> ops;
+  for (const auto &e : entries) {
+    auto [domain, op] = e.getKey().split("::");
+    ops.emplace_back(domain.str(), op.str());
+  }
+  llvm::sort(ops);
+  return ops;
+}
+
+const HandlerRegistry &dlc::getHandlerRegistry() {
+  static const HandlerRegistry registry = [] {
+    HandlerRegistry r;
+    populateElementwiseHandlers(r);
+    populateConvolutionHandlers(r);
+    populateNormalizationHandlers(r);
+    populateMatrixHandlers(r);
+    populateReductionHandlers(r);
+    populateShapeHandlers(r);
+    populateResizeHandlers(r);
+    populateQuantizationHandlers(r);
+    return r;
+  }();
+  return registry;
+}
+
+//===----------------------------------------------------------------------===//
+// NodeRewriter
+//===----------------------------------------------------------------------===//
+
+Type NodeRewriter::declaredResultElementType(unsigned i) {
+  if (auto t = dyn_cast<TensorType>(op.getOutputs()[i].getType()))
+    return t.getElementType();
+  return {};
+}
+
+NodeFailure NodeRewriter::fail(const Twine &message) {
+  emitError(op.getLoc()) << "node '" << op.getDisplayName() << "' ("
+                         << op.getOpType() << ", opset " << op.getVersion()
+                         << "): " << message;
+  return {};
+}
+
+NodeFailure NodeRewriter::unsupported(const Twine &what) {
+  return fail("not supported: " + what);
+}
+
+LogicalResult NodeRewriter::requireInput(unsigned i, StringRef what) {
+  if (hasInput(i))
+    return success();
+  return fail("missing required input " + Twine(i) + " (" + what + ")");
+}
+
+ElementsAttr NodeRewriter::constantInput(unsigned i) {
+  ElementsAttr attr;
+  if (hasInput(i) && matchPattern(inputs[i], m_Constant(&attr)))
+    return attr;
+  return {};
+}
+
+FailureOr<SmallVector<int64_t>> NodeRewriter::constantInts(unsigned i,
+                                                           StringRef what) {
+  if (failed(requireInput(i, what)))
+    return failure();
+  DenseElementsAttr attr = getDenseConstant(inputs[i]);
+  if (!attr || !isa<IntegerType>(attr.getElementType()))
+    return fail("input " + Twine(i) + " (" + what +
+                ") must be a compile-time integer constant; it is computed "
+                "at run time");
+  return toInt64Vector(attr);
+}
+
+FailureOr<SmallVector<double>> NodeRewriter::constantFloats(unsigned i,
+                                                            StringRef what) {
+  if (failed(requireInput(i, what)))
+    return failure();
+  DenseElementsAttr attr = getDenseConstant(inputs[i]);
+  if (!attr)
+    return fail("input " + Twine(i) + " (" + what +
+                ") must be a compile-time constant");
+  return toDoubleVector(attr);
+}
+
+int64_t NodeRewriter::getInt(StringRef name, int64_t defaultValue) {
+  return getOptionalInt(name).value_or(defaultValue);
+}
+
+std::optional<int64_t> NodeRewriter::getOptionalInt(StringRef name) {
+  if (auto a = dyn_cast_or_null<IntegerAttr>(op.getOnnxAttr(name)))
+    return a.getInt();
+  return std::nullopt;
+}
+
+float NodeRewriter::getFloat(StringRef name, float defaultValue) {
+  Attribute a = op.getOnnxAttr(name);
+  if (auto f = dyn_cast_or_null<FloatAttr>(a))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast_or_null<IntegerAttr>(a))
+    return static_cast<float>(i.getInt());
+  return defaultValue;
+}
+
+std::string NodeRewriter::getString(StringRef name, StringRef defaultValue) {
+  if (auto s = dyn_cast_or_null<StringAttr>(op.getOnnxAttr(name)))
+    return s.str();
+  return defaultValue.str();
+}
+
+SmallVector<int64_t> NodeRewriter::getInts(StringRef name,
+                                           ArrayRef<int64_t> defaultValue) {
+  auto a = dyn_cast_or_null<ArrayAttr>(op.getOnnxAttr(name));
+  if (!a)
+    return SmallVector<int64_t>(defaultValue);
+  SmallVector<int64_t> out;
+  for (Attribute e : a)
+    out.push_back(cast<IntegerAttr>(e).getInt());
+  return out;
+}
+
+SmallVector<float> NodeRewriter::getFloats(StringRef name) {
+  SmallVector<float> out;
+  if (auto a = dyn_cast_or_null<ArrayAttr>(op.getOnnxAttr(name)))
+    for (Attribute e : a)
+      out.push_back(cast<FloatAttr>(e).getValueAsDouble());
+  return out;
+}
+
+ElementsAttr NodeRewriter::getTensor(StringRef name) {
+  return dyn_cast_or_null<ElementsAttr>(op.getOnnxAttr(name));
+}
+
+FailureOr<int64_t> NodeRewriter::normalizeAxis(int64_t axis, int64_t rank,
+                                               StringRef what) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    return fail(what + " " + Twine(axis) + " is out of range for rank " +
+                Twine(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+LogicalResult NodeRewriter::replace(ValueRange values,
+                                    ArrayRef<Type> onnxTypes) {
+  unsigned expected = op.getNumResults();
+  if (values.size() < expected) {
+    // Trailing optional outputs the model does not use may be left out.
+    for (unsigned i = values.size(); i < expected; ++i)
+      if (!op.getOutputs()[i].use_empty())
+        return fail("output " + Twine(i) +
+                    " is used by the model but dlc does not compute it");
+  }
+  results.assign(values.begin(), values.end());
+  resultOnnxTypes.assign(values.size(), Type());
+  for (auto [i, v] : llvm::enumerate(values)) {
+    Type elem = cast<ShapedType>(v.getType()).getElementType();
+    Type onnxType = i < onnxTypes.size() && onnxTypes[i] ? onnxTypes[i] : Type();
+    if (!onnxType) {
+      // Infer unsignedness: from the declared type, else from input 0.
+      Type declared = i < expected ? declaredResultElementType(i) : Type();
+      if (declared && signlessType(declared) == elem)
+        onnxType = declared;
+      else if (hasInput(0) && signlessType(onnxElementType(0)) == elem)
+        onnxType = onnxElementType(0);
+      else
+        onnxType = elem;
+    }
+    resultOnnxTypes[i] = onnxType;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The driver
+//===----------------------------------------------------------------------===//
+
+/// Checks the handler's result against the type the model declares.
+static LogicalResult checkDeclaredType(NodeRewriter &rw, unsigned i,
+                                       Value computed, Type computedOnnx) {
+  auto declared = dyn_cast<TensorType>(rw.getOp().getOutputs()[i].getType());
+  if (!declared)
+    return success();
+  auto type = cast<RankedTensorType>(computed.getType());
+  if (signlessType(declared.getElementType()) != type.getElementType())
+    return rw.fail("inconsistent types: the model declares output " +
+                   Twine(i) + " with element type " +
+                   llvm::formatv("{0}", declared.getElementType()).str() +
+                   " but the node computes " +
+                   llvm::formatv("{0}", computedOnnx).str());
+  if (!declared.hasRank())
+    return success();
+  bool compatible = declared.getRank() == type.getRank();
+  for (int64_t d = 0; compatible && d < type.getRank(); ++d)
+    compatible = declared.isDynamicDim(d) ||
+                 declared.getDimSize(d) == type.getDimSize(d);
+  if (!compatible)
+    return rw.fail("inconsistent shapes: the model declares output " +
+                   Twine(i) + " as " + llvm::formatv("{0}", declared).str() +
+                   " but the node computes " +
+                   llvm::formatv("{0}", type).str());
+  return success();
+}
+
+/// Checks that every node has a handler for its opset before converting
+/// anything, so that all unsupported nodes are reported at once.
+static LogicalResult checkSupport(func::FuncOp func,
+                                  const HandlerRegistry &registry) {
+  bool ok = true;
+  func.walk([&](onnx::NodeOp op) {
+    auto report = [&](const Twine &why) {
+      emitError(op.getLoc()) << "node '" << op.getDisplayName() << "' ("
+                             << op.getOpType() << ", opset " << op.getVersion()
+                             << "): " << why;
+      ok = false;
+    };
+    const HandlerRegistry::Entry *entry =
+        registry.lookup(op.getDomain(), op.getOpType());
+    if (!entry) {
+      report(op.getDomain().empty()
+                 ? Twine("unsupported operator")
+                 : "unsupported operator in domain '" + op.getDomain() + "'");
+      return;
+    }
+    if (op.getDomain().empty() && static_cast<int64_t>(op.getVersion()) > kMaxKnownOpset) {
+      report("the model uses ai.onnx opset " + Twine(op.getVersion()) +
+             ", newer than the newest dlc knows (" + Twine(kMaxKnownOpset) +
+             "); the operator may have changed since");
+      return;
+    }
+    if (static_cast<int64_t>(op.getVersion()) < entry->sinceVersions.front())
+      report("opset " + Twine(op.getVersion()) +
+             " of this operator is older than the oldest dlc supports (" +
+             Twine(entry->sinceVersions.front()) + ")");
+  });
+  return success(ok);
+}
+
+LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
+  const HandlerRegistry &registry = getHandlerRegistry();
+  if (failed(checkSupport(func, registry)))
+    return failure();
+
+  OpBuilder builder(func.getContext());
+  DenseMap<Value, Value> mapped;
+  DenseMap<Value, Type> onnxTypes;
+
+  // Arguments: unsigned integer tensors become signless.
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    Type elem = type.getElementType();
+    onnxTypes[arg] = elem;
+    if (elem != signlessType(elem)) {
+      arg.setType(type.clone(signlessType(elem)));
+      func.setArgAttr(arg.getArgNumber(), "dlc.element_type",
+                      TypeAttr::get(elem));
+    }
+  }
+  auto lookup = [&](Value v) -> Value {
+    auto it = mapped.find(v);
+    return it == mapped.end() ? v : it->second;
+  };
+  auto onnxTypeOf = [&](Value v) -> Type {
+    auto it = onnxTypes.find(v);
+    if (it != onnxTypes.end())
+      return it->second;
+    if (auto t = dyn_cast<ShapedType>(v.getType()))
+      return t.getElementType();
+    return {};
+  };
+
+  SmallVector<Operation *> toErase;
+  for (Operation &op : llvm::make_early_inc_range(entry)) {
+    if (auto none = dyn_cast<onnx::NoneOp>(op)) {
+      toErase.push_back(&op);
+      continue;
+    }
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      // Constants with unsigned element types become signless.
+      auto type = dyn_cast<RankedTensorType>(cst.getType());
+      if (!type || type.getElementType() == signlessType(type.getElementType()))
+        continue;
+      builder.setInsertionPoint(cst);
+      auto newType = type.clone(signlessType(type.getElementType()));
+      Attribute value;
+      if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
+        value = dense.bitcast(newType.getElementType());
+      else if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue()))
+        value = DenseResourceElementsAttr::get(newType, res.getRawHandle());
+      else
+        return cst.emitError("unsupported constant of unsigned type");
+      Value replacement = arith::ConstantOp::create(
+          builder, cst.getLoc(), newType, cast<TypedAttr>(value));
+      mapped[cst.getResult()] = replacement;
+      onnxTypes[replacement] = type.getElementType();
+      toErase.push_back(cst);
+      continue;
+    }
+    auto node = dyn_cast<onnx::NodeOp>(op);
+    if (!node)
+      continue;
+    SmallVector<Value> inputs;
+    SmallVector<Type> inputTypes;
+    for (Value in : node.getInputs()) {
+      if (isa_and_nonnull<onnx::NoneOp>(in.getDefiningOp())) {
+        inputs.push_back(Value());
+        inputTypes.push_back(Type());
+        continue;
+      }
+      Value v = lookup(in);
+      inputs.push_back(v);
+      inputTypes.push_back(onnxTypeOf(v));
+    }
+    builder.setInsertionPoint(node);
+    NodeRewriter rw(node, builder, inputs, inputTypes);
+    for (auto [i, v] : llvm::enumerate(inputs)) {
+      if (v && !isa<RankedTensorType>(v.getType()))
+        return rw.fail("input " + Twine(i) + " has no static type");
+    }
+    const HandlerRegistry::Entry *handler =
+        registry.lookup(node.getDomain(), node.getOpType());
+    if (failed(handler->handler(rw)))
+      return failure();
+    if (rw.getResults().empty() && node.getNumResults() != 0)
+      return rw.fail("internal error: the handler produced no results");
+    for (auto [i, v] : llvm::enumerate(rw.getResults())) {
+      if (i >= node.getNumResults())
+        break;
+      if (failed(checkDeclaredType(rw, i, v, rw.getResultOnnxTypes()[i])))
+        return failure();
+      mapped[node.getOutputs()[i]] = v;
+      onnxTypes[v] = rw.getResultOnnxTypes()[i];
+    }
+    toErase.push_back(node);
+  }
+
+  // Results: rewire the return and the function type.
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value v = lookup(operand.get());
+    if (!v || !isa<RankedTensorType>(v.getType()))
+      return ret.emitError("graph output ")
+             << operand.getOperandNumber() << " is not a computed tensor";
+    operand.set(v);
+    Type onnxType = onnxTypeOf(v);
+    if (onnxType && onnxType != signlessType(onnxType))
+      func.setResultAttr(operand.getOperandNumber(), "dlc.element_type",
+                         TypeAttr::get(onnxType));
+  }
+  func.setType(FunctionType::get(func.getContext(),
+                                 entry.getArgumentTypes(),
+                                 ret.getOperandTypes()));
+  for (Operation *op : llvm::reverse(toErase)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  return success();
+}
+
+namespace {
+struct ConvertONNXToLinalgPass
+    : public dlc::impl::ConvertONNXToLinalgBase<ConvertONNXToLinalgPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(convertONNXFunction(func)))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,2 @@
+#include "Utils.h"
+void dlc::populateNormalizationHandlers(HandlerRegistry &) {}

@@ -1,0 +1,480 @@
+//===- Utils.cpp - building blocks shared by the ONNX handlers ------------===//
+
+#include "Utils.h"
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace dlc;
+
+int64_t dlc::numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+FailureOr<SmallVector<int64_t>>
+dlc::broadcastShapes(ArrayRef<SmallVector<int64_t>> shapes,
+                     std::string &error) {
+  size_t rank = 0;
+  for (const auto &s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<int64_t> out(rank, 1);
+  for (const auto &s : shapes) {
+    size_t offset = rank - s.size();
+    for (auto [i, d] : llvm::enumerate(s)) {
+      int64_t &o = out[offset + i];
+      if (d == o || d == 1)
+        continue;
+      if (o == 1) {
+        o = d;
+        continue;
+      }
+      error = "shapes cannot be broadcast together (dim " +
+              std::to_string(offset + i) + ": " + std::to_string(o) +
+              " vs " + std::to_string(d) + ")";
+      return failure();
+    }
+  }
+  return out;
+}
+
+Value dlc::createEmpty(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                       Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+TypedAttr dlc::scalarAttr(Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return FloatAttr::get(f, value);
+  auto i = cast<IntegerType>(type);
+  if (i.getWidth() == 1)
+    return IntegerAttr::get(i, value != 0.0);
+  return IntegerAttr::get(i, static_cast<int64_t>(std::llround(value)));
+}
+
+Value dlc::scalarConstant(OpBuilder &b, Location loc, Type type,
+                          double value) {
+  return arith::ConstantOp::create(b, loc, scalarAttr(type, value));
+}
+
+Value dlc::createFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                        Type elementType, TypedAttr value) {
+  Value init = createEmpty(b, loc, shape, elementType);
+  Value scalar = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, scalar, init).getResult(0);
+}
+
+TypedAttr dlc::lowestValueAttr(Type type, bool isUnsigned) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return FloatAttr::get(
+        f, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/true));
+  unsigned w = type.getIntOrFloatBitWidth();
+  return IntegerAttr::get(type, isUnsigned ? APInt::getMinValue(w)
+                                           : APInt::getSignedMinValue(w));
+}
+
+TypedAttr dlc::highestValueAttr(Type type, bool isUnsigned) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return FloatAttr::get(
+        f, APFloat::getInf(f.getFloatSemantics(), /*Negative=*/false));
+  unsigned w = type.getIntOrFloatBitWidth();
+  return IntegerAttr::get(type, isUnsigned ? APInt::getMaxValue(w)
+                                           : APInt::getSignedMaxValue(w));
+}
+
+Type dlc::signlessType(Type type) {
+  if (auto i = dyn_cast<IntegerType>(type))
+    return IntegerType::get(type.getContext(), i.getWidth());
+  return type;
+}
+
+Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from,
+                      Type to) {
+  Type dst = signlessType(to);
+  if (from == to)
+    return v;
+  bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+  if (fromFloat && toFloat) {
+    unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+    if (fw == tw) // f16 <-> bf16 go through f32
+      return b.createOrFold<arith::TruncFOp>(
+          loc, dst, b.createOrFold<arith::ExtFOp>(loc, b.getF32Type(), v));
+    if (fw < tw)
+      return b.createOrFold<arith::ExtFOp>(loc, dst, v);
+    return b.createOrFold<arith::TruncFOp>(loc, dst, v);
+  }
+  if (fromFloat) {
+    if (to.isInteger(1)) {
+      Value zero = arith::ConstantOp::create(b, loc, scalarAttr(from, 0.0));
+      return b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v,
+                                           zero);
+    }
+    if (to.isUnsignedInteger())
+      return b.createOrFold<arith::FPToUIOp>(loc, dst, v);
+    return b.createOrFold<arith::FPToSIOp>(loc, dst, v);
+  }
+  if (toFloat) {
+    if (from.isUnsignedInteger() || from.isInteger(1))
+      return b.createOrFold<arith::UIToFPOp>(loc, dst, v);
+    return b.createOrFold<arith::SIToFPOp>(loc, dst, v);
+  }
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (tw == 1 && fw != 1) {
+    Value zero = arith::ConstantOp::create(b, loc, scalarAttr(v.getType(), 0));
+    return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
+                                         zero);
+  }
+  if (fw == tw)
+    return v;
+  if (fw > tw)
+    return b.createOrFold<arith::TruncIOp>(loc, dst, v);
+  if (from.isUnsignedInteger() || fw == 1)
+    return b.createOrFold<arith::ExtUIOp>(loc, dst, v);
+  return b.createOrFold<arith::ExtSIOp>(loc, dst, v);
+}
+
+DenseElementsAttr dlc::getDenseConstant(Value v) {
+  DenseElementsAttr attr;
+  if (v && matchPattern(v, m_Constant(&attr)))
+    return attr;
+  return {};
+}
+
+Value dlc::createConstant(OpBuilder &b, Location loc, DenseElementsAttr value) {
+  return arith::ConstantOp::create(b, loc, value);
+}
+
+SmallVector<int64_t> dlc::toInt64Vector(DenseElementsAttr attr) {
+  SmallVector<int64_t> out;
+  Type t = attr.getElementType();
+  if (isa<FloatType>(t)) {
+    for (APFloat f : attr.getValues<APFloat>())
+      out.push_back(static_cast<int64_t>(f.convertToDouble()));
+    return out;
+  }
+  bool isUnsigned = t.isUnsignedInteger() || t.isInteger(1);
+  for (APInt i : attr.getValues<APInt>())
+    out.push_back(isUnsigned ? static_cast<int64_t>(i.getZExtValue())
+                             : i.getSExtValue());
+  return out;
+}
+
+SmallVector<double> dlc::toDoubleVector(DenseElementsAttr attr) {
+  SmallVector<double> out;
+  Type t = attr.getElementType();
+  if (isa<FloatType>(t)) {
+    for (APFloat f : attr.getValues<APFloat>()) {
+      bool lost;
+      f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+      out.push_back(f.convertToDouble());
+    }
+    return out;
+  }
+  for (int64_t i : toInt64Vector(attr))
+    out.push_back(static_cast<double>(i));
+  return out;
+}
+
+/// Evaluates a scalar body on constant arguments by building it in a
+/// scratch block and folding op by op. Returns null if some op does not fold.
+static Attribute evaluateScalarBody(MLIRContext *ctx, Location loc,
+                                    ArrayRef<Attribute> args,
+                                    ArrayRef<Type> argTypes,
+                                    ScalarBodyFn body) {
+  Block scratch;
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(&scratch);
+  SmallVector<Value> argValues;
+  for (auto [attr, type] : llvm::zip(args, argTypes))
+    argValues.push_back(
+        arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(attr)));
+  Value result = body(b, loc, argValues);
+  DenseMap<Value, Attribute> known;
+  for (Operation &op : scratch) {
+    SmallVector<Attribute> operands;
+    for (Value v : op.getOperands())
+      operands.push_back(known.lookup(v));
+    SmallVector<OpFoldResult> folded;
+    if (failed(op.fold(operands, folded)) || folded.empty())
+      return {};
+    for (auto [res, f] : llvm::zip(op.getResults(), folded)) {
+      Attribute a = dyn_cast<Attribute>(f);
+      if (!a)
+        a = known.lookup(cast<Value>(f));
+      if (!a)
+        return {};
+      known[res] = a;
+    }
+  }
+  return known.lookup(result);
+}
+
+Value dlc::buildBroadcastGeneric(OpBuilder &b, Location loc,
+                                 ValueRange operands,
+                                 ArrayRef<int64_t> outShape, Type resultType,
+                                 ScalarBodyFn body) {
+  int64_t rank = outShape.size();
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t offset = rank - type.getRank();
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, d] : llvm::enumerate(type.getShape())) {
+      if (d == 1 && outShape[offset + i] != 1)
+        exprs.push_back(b.getAffineConstantExpr(0));
+      else
+        exprs.push_back(b.getAffineDimExpr(offset + i));
+    }
+    maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value init = createEmpty(b, loc, outShape, resultType);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), operands, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+/// Largest tensor folded at compile time by buildElementwise.
+static constexpr int64_t kFoldElementLimit = 4096;
+
+FailureOr<Value> dlc::buildElementwise(NodeRewriter &rw, ValueRange operands,
+                                       Type resultType, ScalarBodyFn body) {
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (Value v : operands)
+    shapes.push_back(
+        llvm::to_vector(cast<RankedTensorType>(v.getType()).getShape()));
+  std::string error;
+  FailureOr<SmallVector<int64_t>> outShape = broadcastShapes(shapes, error);
+  if (failed(outShape))
+    return rw.fail(error);
+
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  SmallVector<DenseElementsAttr> constants;
+  for (Value v : operands)
+    if (DenseElementsAttr c = getDenseConstant(v))
+      constants.push_back(c);
+  int64_t total = numElements(*outShape);
+  if (constants.size() == operands.size() && total <= kFoldElementLimit) {
+    SmallVector<Attribute> out;
+    SmallVector<Type> argTypes;
+    for (DenseElementsAttr c : constants)
+      argTypes.push_back(c.getElementType());
+    int64_t rank = outShape->size();
+    SmallVector<int64_t> index(rank, 0);
+    bool ok = true;
+    for (int64_t linear = 0; linear < total && ok; ++linear) {
+      int64_t rem = linear;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        index[d] = rem % (*outShape)[d];
+        rem /= (*outShape)[d];
+      }
+      SmallVector<Attribute> args;
+      for (auto [c, shape] : llvm::zip(constants, shapes)) {
+        int64_t offset = rank - shape.size(), flat = 0;
+        for (auto [i, d] : llvm::enumerate(shape))
+          flat = flat * d + (d == 1 ? 0 : index[offset + i]);
+        args.push_back(c.isSplat() ? c.getSplatValue<Attribute>()
+                                   : c.getValues<Attribute>()[flat]);
+      }
+      Attribute r =
+          evaluateScalarBody(rw.ctx(), loc, args, argTypes, body);
+      if (!r || !isa<TypedAttr>(r) ||
+          cast<TypedAttr>(r).getType() != resultType)
+        ok = false;
+      else
+        out.push_back(r);
+    }
+    if (ok)
+      return createConstant(
+          b, loc,
+          DenseElementsAttr::get(RankedTensorType::get(*outShape, resultType),
+                                 out));
+  }
+  return buildBroadcastGeneric(b, loc, operands, *outShape, resultType, body);
+}
+
+Value dlc::reshapeTo(OpBuilder &b, Location loc, Value v,
+                     ArrayRef<int64_t> shape) {
+  auto srcType = cast<RankedTensorType>(v.getType());
+  auto dstType = RankedTensorType::get(shape, srcType.getElementType());
+  if (srcType == dstType)
+    return v;
+  if (DenseElementsAttr c = getDenseConstant(v))
+    return createConstant(b, loc, c.reshape(dstType));
+  if (srcType.getRank() > dstType.getRank()) {
+    if (auto re = getReassociationIndicesForReshape(srcType, dstType))
+      return tensor::CollapseShapeOp::create(b, loc, dstType, v, *re);
+  } else if (srcType.getRank() < dstType.getRank()) {
+    if (auto re = getReassociationIndicesForReshape(srcType, dstType))
+      return tensor::ExpandShapeOp::create(b, loc, dstType, v, *re);
+  }
+  // General case: through a flat vector.
+  auto flatType = RankedTensorType::get({srcType.getNumElements()},
+                                        srcType.getElementType());
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t i = 0; i < srcType.getRank(); ++i)
+    all[0].push_back(i);
+  Value flat = srcType.getRank() == 1
+                   ? v
+                   : tensor::CollapseShapeOp::create(
+                         b, loc, flatType, v,
+                         srcType.getRank() == 0
+                             ? SmallVector<ReassociationIndices>{}
+                             : all);
+  if (dstType.getRank() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> outAll(1);
+  for (int64_t i = 0; i < dstType.getRank(); ++i)
+    outAll[0].push_back(i);
+  return tensor::ExpandShapeOp::create(
+      b, loc, dstType, flat,
+      dstType.getRank() == 0 ? SmallVector<ReassociationIndices>{} : outAll);
+}
+
+Value dlc::transposeTo(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm))
+    identity &= static_cast<int64_t>(i) == p;
+  if (identity)
+    return v;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  if (DenseElementsAttr c = getDenseConstant(v)) {
+    if (c.isSplat())
+      return createConstant(b, loc, c.resizeSplat(outType));
+    if (type.getNumElements() <= kFoldElementLimit) {
+      SmallVector<Attribute> in(c.getValues<Attribute>());
+      SmallVector<Attribute> out(in.size());
+      int64_t rank = shape.size();
+      SmallVector<int64_t> inStrides(rank, 1);
+      for (int64_t d = rank - 2; d >= 0; --d)
+        inStrides[d] = inStrides[d + 1] * type.getDimSize(d + 1);
+      SmallVector<int64_t> idx(rank);
+      for (int64_t linear = 0; linear < static_cast<int64_t>(out.size());
+           ++linear) {
+        int64_t rem = linear, src = 0;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          idx[d] = rem % shape[d];
+          rem /= shape[d];
+        }
+        for (int64_t d = 0; d < rank; ++d)
+          src += idx[d] * inStrides[perm[d]];
+        out[linear] = in[src];
+      }
+      return createConstant(b, loc, DenseElementsAttr::get(outType, out));
+    }
+  }
+  Value init = createEmpty(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
+}
+
+Value dlc::padWithValue(OpBuilder &b, Location loc, Value v,
+                        ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                        TypedAttr value) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(type.getShape()))
+    shape.push_back(d + low[i] + high[i]);
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  Value pad = arith::ConstantOp::create(b, loc, value);
+  return tensor::PadOp::create(b, loc, outType, v,
+                               getAsIndexOpFoldResult(b.getContext(), low),
+                               getAsIndexOpFoldResult(b.getContext(), high),
+                               pad, /*nofold=*/false);
+}
+
+Value dlc::broadcastTo(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  if (DenseElementsAttr c = getDenseConstant(v); c && c.isSplat())
+    return createConstant(
+        b, loc,
+        c.resizeSplat(RankedTensorType::get(shape, type.getElementType())));
+  return buildBroadcastGeneric(
+      b, loc, v, shape, type.getElementType(),
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
+FailureOr<WindowParams> dlc::resolveWindow(NodeRewriter &rw,
+                                           ArrayRef<int64_t> spatial,
+                                           ArrayRef<int64_t> kernel,
+                                           bool ceilMode) {
+  size_t n = spatial.size();
+  WindowParams p;
+  p.strides = rw.getInts("strides", SmallVector<int64_t>(n, 1));
+  p.dilations = rw.getInts("dilations", SmallVector<int64_t>(n, 1));
+  SmallVector<int64_t> pads = rw.getInts("pads", SmallVector<int64_t>(2 * n, 0));
+  if (p.strides.size() != n || p.dilations.size() != n || pads.size() != 2 * n)
+    return rw.fail("strides, dilations and pads must have " +
+                   Twine(n) + ", " + Twine(n) + " and " + Twine(2 * n) +
+                   " entries for " + Twine(n) + " spatial dims");
+  for (size_t i = 0; i < n; ++i) {
+    if (p.strides[i] < 1 || p.dilations[i] < 1)
+      return rw.fail("strides and dilations must be positive");
+    if (pads[i] < 0 || pads[i + n] < 0)
+      return rw.fail("pads must not be negative");
+  }
+  std::string autoPad = rw.getString("auto_pad", "NOTSET");
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = spatial[i], s = p.strides[i];
+    int64_t ek = (kernel[i] - 1) * p.dilations[i] + 1;
+    int64_t lo = pads[i], hi = pads[i + n], out;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      out = (in + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in);
+      lo = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      hi = total - lo;
+    } else if (autoPad == "VALID") {
+      lo = hi = 0;
+      out = ceilMode ? (in - ek + s) / s : (in - ek) / s + 1;
+    } else if (autoPad == "NOTSET") {
+      int64_t span = in + lo + hi - ek;
+      if (span < 0)
+        return rw.fail("the window (" + Twine(ek) +
+                       " with dilation) is larger than the padded input (" +
+                       Twine(in + lo + hi) + ")");
+      out = ceilMode ? (span + s - 1) / s + 1 : span / s + 1;
+      // A window that would start entirely in the end padding is dropped.
+      if (ceilMode && (out - 1) * s >= in + lo)
+        --out;
+    } else {
+      return rw.fail("unknown auto_pad '" + autoPad + "'");
+    }
+    if (out < 1)
+      return rw.fail("the output would be empty along spatial dim " +
+                     Twine(i));
+    // Windows that reach past the high padding (ceil mode) need more of it.
+    hi = std::max(hi, (out - 1) * s + ek - in - lo);
+    p.padLow.push_back(lo);
+    p.padHigh.push_back(hi);
+    p.outSize.push_back(out);
+  }
+  return p;
+}

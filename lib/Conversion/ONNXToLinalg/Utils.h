@@ -1,0 +1,114 @@
+//===- Utils.h - building blocks shared by the ONNX handlers ----*- C++ -*-===//
+
+#ifndef DLC_LIB_CONVERSION_ONNXTOLINALG_UTILS_H
+#define DLC_LIB_CONVERSION_ONNXTOLINALG_UTILS_H
+
+#include "dlc/Conversion/ONNXToLinalg/ONNXToLinalg.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace dlc {
+
+/// Builds the scalar body of an elementwise op from scalar arguments.
+using ScalarBodyFn = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// Numpy-style broadcast of static shapes; fails (with a message in `error`)
+/// when two dims differ and neither is 1.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<llvm::SmallVector<int64_t>> shapes,
+                std::string &error);
+
+/// `tensor.empty` of the given static shape.
+mlir::Value createEmpty(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::ArrayRef<int64_t> shape, mlir::Type elementType);
+
+/// A tensor filled with `value` (a float or integer attribute of the type).
+mlir::Value createFilled(mlir::OpBuilder &b, mlir::Location loc,
+                         llvm::ArrayRef<int64_t> shape, mlir::Type elementType,
+                         mlir::TypedAttr value);
+
+/// A scalar arith.constant of `type` holding `value` (rounded for ints).
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, double value);
+mlir::TypedAttr scalarAttr(mlir::Type type, double value);
+
+/// The lowest / highest value of a type (-inf/+inf for floats), as used for
+/// max/min reductions and pooling.
+mlir::TypedAttr lowestValueAttr(mlir::Type type, bool isUnsigned);
+mlir::TypedAttr highestValueAttr(mlir::Type type, bool isUnsigned);
+
+/// Converts a scalar between element types with ONNX Cast semantics.
+/// `from`/`to` are ONNX element types (their signedness selects the
+/// integer conversions); the value and result use signless types.
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       mlir::Type from, mlir::Type to);
+
+/// The signless form of an ONNX element type (ui8 -> i8).
+mlir::Type signlessType(mlir::Type type);
+
+/// A linalg.generic computing `body` elementwise over `operands`, broadcast
+/// numpy-style to a common shape, with result element type `resultType`.
+/// When every operand is a small constant the result is folded to a
+/// constant (this is how exporters' shape subgraphs disappear).
+mlir::FailureOr<mlir::Value> buildElementwise(NodeRewriter &rw,
+                                              mlir::ValueRange operands,
+                                              mlir::Type resultType,
+                                              ScalarBodyFn body);
+
+/// Same, for an explicit output shape that operands broadcast to.
+mlir::Value buildBroadcastGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::ValueRange operands,
+                                  llvm::ArrayRef<int64_t> outShape,
+                                  mlir::Type resultType, ScalarBodyFn body);
+
+/// Reshapes `v` to `shape` (same element count): collapse/expand where the
+/// reshape is a regrouping of dims, else through a flat intermediate.
+/// Constants are reshaped at compile time.
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                      llvm::ArrayRef<int64_t> shape);
+
+/// linalg.transpose with `perm` (result dim i = input dim perm[i]);
+/// constants are transposed at compile time.
+mlir::Value transposeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        llvm::ArrayRef<int64_t> perm);
+
+/// Pads `v` with `value` by `low`/`high` elements per dim; no-op if zero.
+mlir::Value padWithValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                         llvm::ArrayRef<int64_t> low,
+                         llvm::ArrayRef<int64_t> high, mlir::TypedAttr value);
+
+/// Broadcasts `v` to `shape` (numpy rules) with a linalg.generic.
+mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        llvm::ArrayRef<int64_t> shape);
+
+/// The constant elements behind `v`, if `v` is an inline dense constant.
+mlir::DenseElementsAttr getDenseConstant(mlir::Value v);
+
+/// Materializes a dense constant.
+mlir::Value createConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::DenseElementsAttr value);
+
+/// Reads an integer/float tensor constant as int64 / double values.
+llvm::SmallVector<int64_t> toInt64Vector(mlir::DenseElementsAttr attr);
+llvm::SmallVector<double> toDoubleVector(mlir::DenseElementsAttr attr);
+
+/// Element count of a static shape.
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// ONNX auto_pad / pads / strides / dilations resolved for a sliding-window
+/// op over `spatial` input dims with `kernel` extents.
+struct WindowParams {
+  llvm::SmallVector<int64_t> strides, dilations, padLow, padHigh, outSize;
+};
+mlir::FailureOr<WindowParams>
+resolveWindow(NodeRewriter &rw, llvm::ArrayRef<int64_t> spatial,
+              llvm::ArrayRef<int64_t> kernel, bool ceilMode = false);
+
+} // namespace dlc
+
+#endif // DLC_LIB_CONVERSION_ONNXTOLINALG_UTILS_H

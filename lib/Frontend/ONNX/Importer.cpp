@@ -1,0 +1,772 @@
+//===- Importer.cpp - ONNX protobuf to the onnx dialect -------------------===//
+//
+// Errors are reported as MLIR diagnostics at the location of the file (and
+// node); the ONNX library reports failures with C++ exceptions, so this file
+// is built with exceptions enabled and catches them at the library boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Frontend/ONNX/Importer.h"
+
+#include "dlc/Dialect/ONNX/IR/ONNX.h"
+#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <climits>
+#include <map>
+#include <memory>
+
+using namespace mlir;
+
+namespace {
+
+/// Tensors with at most this many elements are imported as inline dense
+/// attributes (so folding can look at them); larger ones become resource
+/// blobs that reference the protobuf or the mapped external file.
+constexpr int64_t kInlineElementLimit = 64;
+
+std::string shapeToString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (i)
+      s += ",";
+    s += ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+  }
+  return s + "]";
+}
+
+Type convertElementType(MLIRContext *ctx, int32_t dtype) {
+  return dlc::onnx::getElementType(ctx, dtype);
+}
+
+std::string dtypeName(int32_t dtype) {
+  return dlc::onnx::getDataTypeName(dtype);
+}
+
+/// Bytes per element as stored in raw_data; 0 for sub-byte types.
+int64_t storageBytes(Type t) {
+  if (t.isInteger(4))
+    return 0;
+  if (t.isInteger(1))
+    return 1;
+  return t.getIntOrFloatBitWidth() / 8;
+}
+
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &ctx, ::onnx::ModelProto &model,
+                const dlc::ONNXImportOptions &options, Location fileLoc,
+                std::string baseDir)
+      : ctx(ctx), builder(&ctx), model(model), options(options),
+        fileLoc(fileLoc), baseDir(std::move(baseDir)) {}
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  LogicalResult readOpsets();
+  LogicalResult pinInputShapes();
+  LogicalResult runShapeInference();
+  LogicalResult collectValueTypes();
+  FailureOr<Type> convertType(const ::onnx::TypeProto &type, StringRef what);
+  FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &tensor,
+                                       Location loc);
+  FailureOr<ElementsAttr> importExternalTensor(::onnx::TensorProto &tensor,
+                                               RankedTensorType type,
+                                               Location loc);
+  FailureOr<NamedAttribute> importAttribute(::onnx::AttributeProto &attr,
+                                            const ::onnx::NodeProto &node,
+                                            Location loc);
+  LogicalResult importNode(::onnx::NodeProto &node, unsigned index);
+  Location nodeLoc(const ::onnx::NodeProto &node, unsigned index);
+
+  MLIRContext &ctx;
+  OpBuilder builder;
+  ::onnx::ModelProto &model;
+  const dlc::ONNXImportOptions &options;
+  Location fileLoc;
+  std::string baseDir;
+
+  std::map<std::string, int64_t> opsets;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<Type> valueTypes;
+  Value noneValue;
+};
+
+Location ModelImporter::nodeLoc(const ::onnx::NodeProto &node, unsigned index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(StringAttr::get(&ctx, name), fileLoc);
+}
+
+LogicalResult ModelImporter::readOpsets() {
+  if (model.opset_import_size() == 0)
+    return emitError(fileLoc, "the model imports no opset (opset_import is "
+                              "empty); dlc needs at least the ai.onnx opset");
+  for (const ::onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    if (opset.version() <= 0)
+      return emitError(fileLoc, "opset_import for domain '")
+             << domain << "' has invalid version " << opset.version();
+    opsets[domain] = opset.version();
+  }
+  return success();
+}
+
+FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
+                                           StringRef what) {
+  if (!type.has_tensor_type())
+    return emitError(fileLoc) << what
+                              << " is not a tensor (sequence, map and optional "
+                                 "types are not supported)",
+           failure();
+  const ::onnx::TypeProto_Tensor &tensor = type.tensor_type();
+  Type elementType = convertElementType(&ctx, tensor.elem_type());
+  if (!elementType)
+    return emitError(fileLoc) << what << " has element type "
+                              << dtypeName(tensor.elem_type())
+                              << ", which dlc does not support",
+           failure();
+  if (!tensor.has_shape())
+    return Type(UnrankedTensorType::get(elementType));
+  SmallVector<int64_t> shape;
+  for (const ::onnx::TensorShapeProto_Dimension &dim : tensor.shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
+                        ? dim.dim_value()
+                        : ShapedType::kDynamic);
+  return Type(RankedTensorType::get(shape, elementType));
+}
+
+LogicalResult ModelImporter::pinInputShapes() {
+  ::onnx::GraphProto &graph = *model.mutable_graph();
+  llvm::StringSet<> initializerNames;
+  for (const ::onnx::TensorProto &t : graph.initializer())
+    initializerNames.insert(t.name());
+  llvm::StringSet<> seen;
+  std::string inputList;
+  for (::onnx::ValueInfoProto &input : *graph.mutable_input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    inputList += (inputList.empty() ? "" : ", ") + input.name();
+    auto it = options.inputShapes.find(input.name());
+    if (it == options.inputShapes.end())
+      continue;
+    seen.insert(input.name());
+    ArrayRef<int64_t> pinned = it->second;
+    if (!input.type().has_tensor_type())
+      continue; // convertType reports non-tensor inputs.
+    ::onnx::TypeProto_Tensor *tensor =
+        input.mutable_type()->mutable_tensor_type();
+    ::onnx::TensorShapeProto *shape = tensor->mutable_shape();
+    if (tensor->has_shape() &&
+        shape->dim_size() != static_cast<int>(pinned.size()))
+      return emitError(fileLoc, "--input-shape for '")
+             << input.name() << "' has rank " << pinned.size()
+             << " but the model declares rank " << shape->dim_size();
+    for (auto [i, d] : llvm::enumerate(pinned)) {
+      if (d < 0)
+        return emitError(fileLoc, "--input-shape for '")
+               << input.name() << "' has negative dim " << d << " at index "
+               << i;
+      if (static_cast<int>(i) >= shape->dim_size())
+        shape->add_dim();
+      ::onnx::TensorShapeProto_Dimension *dim = shape->mutable_dim(i);
+      if (dim->has_dim_value() && dim->dim_value() != d)
+        return emitError(fileLoc, "--input-shape for '")
+               << input.name() << "' sets dim " << i << " to " << d
+               << " but the model fixes it to " << dim->dim_value();
+      dim->set_dim_value(d);
+    }
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!seen.contains(entry.getKey()))
+      return emitError(fileLoc, "--input-shape names '")
+             << entry.getKey() << "', which is not a graph input (inputs: "
+             << inputList << ")";
+  return success();
+}
+
+LogicalResult ModelImporter::runShapeInference() {
+  // ONNX's shape inference here is the one of the installed ONNX library;
+  // it only knows the opsets and IR versions of its release, and on newer
+  // models it would apply old operator semantics. There, the conversion
+  // handlers alone derive types.
+  auto range =
+      ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("");
+  auto it = opsets.find("");
+  if (it != opsets.end() && it->second > range.second)
+    return success();
+  if (model.ir_version() > ::onnx::Version::IR_VERSION)
+    return success();
+  try {
+    ::onnx::ShapeInferenceOptions inferenceOptions(/*check_type=*/false,
+                                                 /*error_mode=*/0,
+                                                 /*data_prop=*/true);
+    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
+                                       inferenceOptions);
+  } catch (const std::exception &e) {
+    return emitError(fileLoc, "ONNX shape inference rejects the model: ")
+           << e.what();
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::collectValueTypes() {
+  const ::onnx::GraphProto &graph = model.graph();
+  auto add = [&](const ::onnx::ValueInfoProto &vi) -> LogicalResult {
+    if (!vi.has_type() || !vi.type().has_tensor_type() ||
+        !convertElementType(&ctx, vi.type().tensor_type().elem_type()))
+      return success(); // Unknown here; handlers derive it.
+    FailureOr<Type> t = convertType(vi.type(), "value '" + vi.name() + "'");
+    if (failed(t))
+      return failure();
+    valueTypes[vi.name()] = *t;
+    return success();
+  };
+  for (const ::onnx::ValueInfoProto &vi : graph.value_info())
+    if (failed(add(vi)))
+      return failure();
+  for (const ::onnx::ValueInfoProto &vi : graph.output())
+    if (failed(add(vi)))
+      return failure();
+  return success();
+}
+
+FailureOr<ElementsAttr>
+ModelImporter::importExternalTensor(::onnx::TensorProto &tensor,
+                                    RankedTensorType type, Location loc) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const ::onnx::StringStringEntryProto &kv : tensor.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset" || kv.key() == "length") {
+      int64_t v;
+      if (StringRef(kv.value()).getAsInteger(10, v) || v < 0)
+        return emitError(loc) << "tensor '" << tensor.name()
+                              << "' has invalid external data " << kv.key()
+                              << " '" << kv.value() << "'",
+               failure();
+      (kv.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (location.empty())
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' is stored externally but names no location",
+           failure();
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has external data location '" << location
+                          << "' outside the model's directory",
+           failure();
+  SmallString<256> path(baseDir);
+  llvm::sys::path::append(path, location);
+  uint64_t fileSize;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
+    return emitError(loc) << "external data file '" << path << "' of tensor '"
+                          << tensor.name() << "' cannot be read: "
+                          << ec.message(),
+           failure();
+  int64_t bytes = type.getNumElements() * storageBytes(type.getElementType());
+  if (length >= 0 && length != bytes)
+    return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
+                          << shapeToString(type.getShape()) << " needs "
+                          << bytes << " bytes but its external data length is "
+                          << length,
+           failure();
+  if (static_cast<uint64_t>(offset) > fileSize ||
+      fileSize - offset < static_cast<uint64_t>(bytes))
+    return emitError(loc) << "external data of tensor '" << tensor.name()
+                          << "' (offset " << offset << ", " << bytes
+                          << " bytes) lies beyond the end of '" << path
+                          << "' (" << fileSize << " bytes)",
+           failure();
+  // Map the slice: the weights are read straight from the file's pages.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFileSlice(path, bytes, offset,
+                                       /*IsVolatile=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot map external data file '" << path
+                          << "': " << buffer.getError().message(),
+           failure();
+  std::shared_ptr<llvm::MemoryBuffer> owned(std::move(*buffer));
+  size_t align = std::max<int64_t>(1, storageBytes(type.getElementType()));
+  ArrayRef<char> data(owned->getBufferStart(), owned->getBufferSize());
+  if (reinterpret_cast<uintptr_t>(data.data()) % align != 0) {
+    return ElementsAttr(DenseResourceElementsAttr::get(
+        type, tensor.name(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(data, align)));
+  }
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      type, tensor.name(),
+      AsmResourceBlob(
+          data, align, [owned](void *, size_t, size_t) mutable { owned.reset(); },
+          /*dataIsMutable=*/false)));
+}
+
+FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
+                                                    Location loc) {
+  Type elementType = convertElementType(&ctx, tensor.data_type());
+  if (!elementType)
+    return emitError(loc) << "tensor '" << tensor.name() << "' has type "
+                          << dtypeName(tensor.data_type())
+                          << ", which dlc does not support",
+           failure();
+  SmallVector<int64_t> shape;
+  int64_t numElements = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return emitError(loc) << "tensor '" << tensor.name()
+                            << "' has negative dim " << d,
+             failure();
+    shape.push_back(d);
+    if (d != 0 && numElements > INT64_MAX / d)
+      return emitError(loc) << "tensor '" << tensor.name()
+                            << "' has too many elements",
+             failure();
+    numElements *= d;
+  }
+  auto type = RankedTensorType::get(shape, elementType);
+  if (tensor.data_location() == ::onnx::TensorProto::EXTERNAL)
+    return importExternalTensor(tensor, type, loc);
+
+  int64_t elemBytes = storageBytes(elementType);
+  // Sub-byte integers are packed two per byte on disk, low nibble first;
+  // MLIR stores one element per byte, so unpack them.
+  if (elementType.isInteger(4)) {
+    std::string packed;
+    if (tensor.has_raw_data())
+      packed = tensor.raw_data();
+    else
+      for (int32_t v : tensor.int32_data())
+        packed.push_back(static_cast<char>(v));
+    if (static_cast<int64_t>(packed.size()) != (numElements + 1) / 2)
+      return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
+                            << shapeToString(shape) << " needs "
+                            << (numElements + 1) / 2
+                            << " bytes of packed 4-bit data but has "
+                            << packed.size(),
+             failure();
+    SmallVector<APInt> elems;
+    for (int64_t i = 0; i < numElements; ++i) {
+      uint8_t byte = static_cast<uint8_t>(packed[i / 2]);
+      uint8_t nibble = (i % 2) ? (byte >> 4) : (byte & 0xf);
+      elems.push_back(APInt(4, nibble));
+    }
+    return ElementsAttr(DenseElementsAttr::get(type, elems));
+  }
+
+  std::string storage;
+  if (tensor.has_raw_data()) {
+    if (static_cast<int64_t>(tensor.raw_data().size()) !=
+        numElements * elemBytes)
+      return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
+                            << shapeToString(shape) << " and type "
+                            << dtypeName(tensor.data_type()) << " needs "
+                            << numElements * elemBytes
+                            << " bytes of raw data but has "
+                            << tensor.raw_data().size(),
+             failure();
+  } else {
+    // Typed fields: copy into a raw little-endian buffer.
+    auto append = [&](const void *p, size_t n) {
+      storage.append(static_cast<const char *>(p), n);
+    };
+    int64_t count = 0;
+    switch (tensor.data_type()) {
+    case ::onnx::TensorProto::FLOAT:
+      count = tensor.float_data_size();
+      append(tensor.float_data().data(), count * 4);
+      break;
+    case ::onnx::TensorProto::DOUBLE:
+      count = tensor.double_data_size();
+      append(tensor.double_data().data(), count * 8);
+      break;
+    case ::onnx::TensorProto::INT64:
+      count = tensor.int64_data_size();
+      append(tensor.int64_data().data(), count * 8);
+      break;
+    case ::onnx::TensorProto::UINT32:
+    case ::onnx::TensorProto::UINT64:
+      count = tensor.uint64_data_size();
+      for (uint64_t v : tensor.uint64_data())
+        append(&v, elemBytes);
+      break;
+    default: // int32_data holds every other type, one element per entry.
+      count = tensor.int32_data_size();
+      for (int32_t v : tensor.int32_data())
+        append(&v, elemBytes);
+      break;
+    }
+    if (count != numElements)
+      return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
+                            << shapeToString(shape) << " needs "
+                            << numElements << " values but has " << count,
+             failure();
+  }
+  const std::string &bytes = tensor.has_raw_data() ? tensor.raw_data() : storage;
+  if (numElements <= kInlineElementLimit || elementType.isInteger(1)) {
+    if (elementType.isInteger(1)) {
+      SmallVector<bool> bools;
+      for (char c : bytes)
+        bools.push_back(c != 0);
+      return ElementsAttr(DenseElementsAttr::get(type, bools));
+    }
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(bytes.data(), bytes.size())));
+  }
+  // Large tensors: hand the bytes to a resource blob without another copy.
+  auto owned = std::make_shared<std::string>();
+  if (tensor.has_raw_data())
+    owned.reset(tensor.release_raw_data());
+  else
+    owned->swap(storage);
+  size_t align = elemBytes;
+  if (reinterpret_cast<uintptr_t>(owned->data()) % align != 0)
+    return ElementsAttr(DenseResourceElementsAttr::get(
+        type, tensor.name(),
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            ArrayRef<char>(owned->data(), owned->size()), align)));
+  ArrayRef<char> data(owned->data(), owned->size());
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      type, tensor.name(),
+      AsmResourceBlob(
+          data, align, [owned](void *, size_t, size_t) mutable { owned.reset(); },
+          /*dataIsMutable=*/false)));
+}
+
+FailureOr<NamedAttribute>
+ModelImporter::importAttribute(::onnx::AttributeProto &attr,
+                               const ::onnx::NodeProto &node, Location loc) {
+  Builder &b = builder;
+  auto fail = [&](const Twine &why) -> FailureOr<NamedAttribute> {
+    emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
+                   << "): attribute '" << attr.name() << "' " << why;
+    return failure();
+  };
+  Attribute value;
+  switch (attr.type()) {
+  case ::onnx::AttributeProto::INT:
+    value = b.getI64IntegerAttr(attr.i());
+    break;
+  case ::onnx::AttributeProto::FLOAT:
+    value = b.getF32FloatAttr(attr.f());
+    break;
+  case ::onnx::AttributeProto::STRING:
+    value = b.getStringAttr(attr.s());
+    break;
+  case ::onnx::AttributeProto::INTS:
+    value = b.getI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end()));
+    break;
+  case ::onnx::AttributeProto::FLOATS:
+    value = b.getF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end()));
+    break;
+  case ::onnx::AttributeProto::STRINGS:
+    value = b.getStrArrayAttr(SmallVector<StringRef>(attr.strings().begin(),
+                                                     attr.strings().end()));
+    break;
+  case ::onnx::AttributeProto::TENSOR: {
+    FailureOr<ElementsAttr> t = importTensor(*attr.mutable_t(), loc);
+    if (failed(t))
+      return failure();
+    value = *t;
+    break;
+  }
+  case ::onnx::AttributeProto::GRAPH:
+  case ::onnx::AttributeProto::GRAPHS:
+    return fail("is a subgraph; control flow (If, Loop, Scan) is not "
+                "supported yet");
+  case ::onnx::AttributeProto::TYPE_PROTO: {
+    FailureOr<Type> t = convertType(attr.tp(), "attribute " + attr.name());
+    if (failed(t))
+      return failure();
+    value = TypeAttr::get(*t);
+    break;
+  }
+  case ::onnx::AttributeProto::UNDEFINED:
+    if (!attr.ref_attr_name().empty())
+      return fail("refers to a function attribute, which only appears in "
+                  "model-local functions (not supported)");
+    [[fallthrough]];
+  default:
+    return fail("has type " + std::to_string(attr.type()) +
+                ", which dlc does not support");
+  }
+  return NamedAttribute(b.getStringAttr(attr.name()), value);
+}
+
+LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
+                                        unsigned index) {
+  Location loc = nodeLoc(node, index);
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  auto opsetIt = opsets.find(domain);
+  if (opsetIt == opsets.end())
+    return emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
+                          << ") is in domain '" << domain
+                          << "', which the model does not import";
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(noneValue);
+      continue;
+    }
+    auto it = values.find(name);
+    if (it == values.end())
+      return emitError(loc) << "node '" << node.name() << "' ("
+                            << node.op_type() << ") reads '" << name
+                            << "', which no earlier node, initializer or "
+                               "graph input produces";
+    inputs.push_back(it->second);
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (::onnx::AttributeProto &attr : *node.mutable_attribute()) {
+    FailureOr<NamedAttribute> a = importAttribute(attr, node, loc);
+    if (failed(a))
+      return failure();
+    attrs.push_back(*a);
+  }
+  SmallVector<Type> resultTypes;
+  for (const std::string &name : node.output()) {
+    auto it = valueTypes.find(name);
+    resultTypes.push_back(!name.empty() && it != valueTypes.end()
+                              ? it->second
+                              : Type(builder.getNoneType()));
+  }
+  auto op = dlc::onnx::NodeOp::create(
+      builder, loc, resultTypes, builder.getStringAttr(node.op_type()),
+      builder.getStringAttr(domain),
+      builder.getI64IntegerAttr(opsetIt->second),
+      node.name().empty() ? StringAttr() : builder.getStringAttr(node.name()),
+      builder.getDictionaryAttr(attrs), inputs);
+  for (auto [name, result] : llvm::zip(node.output(), op.getOutputs())) {
+    if (name.empty())
+      continue;
+    if (!values.insert({name, result}).second)
+      return emitError(loc) << "node '" << node.name() << "' ("
+                            << node.op_type() << ") defines '" << name
+                            << "', which is already defined";
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run() {
+  if (!model.has_graph())
+    return emitError(fileLoc, "the model has no graph"), nullptr;
+  if (failed(readOpsets()) || failed(pinInputShapes()) ||
+      (options.inferShapes && failed(runShapeInference())) ||
+      failed(collectValueTypes()))
+    return nullptr;
+
+  ::onnx::GraphProto &graph = *model.mutable_graph();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  Builder &b = builder;
+  SmallVector<NamedAttribute> opsetAttrs;
+  for (auto &[domain, version] : opsets)
+    opsetAttrs.push_back(
+        b.getNamedAttr(domain.empty() ? "ai.onnx" : domain,
+                       b.getI64IntegerAttr(version)));
+  (*module)->setAttr("dlc.onnx.opsets", b.getDictionaryAttr(opsetAttrs));
+  (*module)->setAttr("dlc.onnx.node_count",
+                     b.getI64IntegerAttr(graph.node_size()));
+  if (!model.producer_name().empty())
+    (*module)->setAttr("dlc.onnx.producer",
+                       b.getStringAttr(model.producer_name() + " " +
+                                       model.producer_version()));
+
+  // Graph inputs that are initializers (IR < 4 lists them) are constants.
+  llvm::StringSet<> initializerNames;
+  for (const ::onnx::TensorProto &t : graph.initializer())
+    initializerNames.insert(t.name());
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const ::onnx::ValueInfoProto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    FailureOr<Type> t =
+        convertType(input.type(), "graph input '" + input.name() + "'");
+    if (failed(t))
+      return nullptr;
+    auto ranked = dyn_cast<RankedTensorType>(*t);
+    if (!ranked)
+      return emitError(fileLoc, "graph input '")
+                 << input.name()
+                 << "' has no shape; give one with --input-shape "
+                 << input.name() << "=d0,d1,...",
+             nullptr;
+    for (auto [i, d] : llvm::enumerate(ranked.getShape())) {
+      if (!ShapedType::isDynamic(d))
+        continue;
+      const auto &dim = input.type().tensor_type().shape().dim(i);
+      InFlightDiagnostic diag = emitError(fileLoc, "graph input '")
+                                << input.name() << "' has dynamic dim " << i;
+      if (dim.has_dim_param())
+        diag << " ('" << dim.dim_param() << "')";
+      diag << " of shape " << shapeToString(ranked.getShape())
+           << "; pin it with --input-shape " << input.name() << "=...";
+      return nullptr;
+    }
+    argTypes.push_back(*t);
+    argNames.push_back(input.name());
+  }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   b.getFunctionType(argTypes, {}));
+  func->setAttr("dlc.graph_name", b.getStringAttr(graph.name()));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "dlc.name", b.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  builder.setInsertionPointToStart(entry);
+  noneValue =
+      dlc::onnx::NoneOp::create(builder, fileLoc, builder.getNoneType());
+
+  for (::onnx::TensorProto &init : *graph.mutable_initializer()) {
+    Location loc = NameLoc::get(b.getStringAttr(init.name()), fileLoc);
+    FailureOr<ElementsAttr> value = importTensor(init, loc);
+    if (failed(value))
+      return nullptr;
+    values[init.name()] =
+        arith::ConstantOp::create(builder, loc, cast<TypedAttr>(*value));
+  }
+  for (auto [i, node] : llvm::enumerate(*graph.mutable_node()))
+    if (failed(importNode(node, i)))
+      return nullptr;
+
+  SmallVector<Value> results;
+  for (const ::onnx::ValueInfoProto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end())
+      return emitError(fileLoc, "graph output '")
+                 << output.name() << "' is not produced by any node",
+             nullptr;
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "dlc.name", b.getStringAttr(output.name()));
+  if (noneValue.use_empty())
+    noneValue.getDefiningOp()->erase();
+  return module;
+}
+
+} // namespace
+
+std::string dlc::parseInputShapeSpec(StringRef spec,
+                                     ONNXImportOptions &options) {
+  SmallVector<StringRef> entries;
+  spec.split(entries, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : entries) {
+    auto [name, dims] = entry.split('=');
+    name = name.trim();
+    if (name.empty() || dims.empty())
+      return ("--input-shape entry '" + entry +
+              "' is not of the form name=d0,d1,...")
+          .str();
+    SmallVector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    dims.split(parts, ',');
+    for (StringRef part : parts) {
+      int64_t d;
+      if (part.trim().getAsInteger(10, d) || d < 0)
+        return ("--input-shape for '" + name + "': '" + part.trim() +
+                "' is not a non-negative integer")
+            .str();
+      shape.push_back(d);
+    }
+    options.inputShapes[name] = shape;
+  }
+  return "";
+}
+
+OwningOpRef<ModuleOp> dlc::importONNXBuffer(MLIRContext &context,
+                                            StringRef buffer,
+                                            StringRef bufferName, bool isText,
+                                            const ONNXImportOptions &options) {
+  context.loadDialect<dlc::onnx::ONNXDialect, arith::ArithDialect,
+                      func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, bufferName, 0, 0);
+  auto model = std::make_unique<::onnx::ModelProto>();
+  if (isText) {
+    std::string text = buffer.str();
+    ::onnx::Status status;
+    try {
+      status = ::onnx::OnnxParser::Parse(*model, text.c_str());
+    } catch (const std::exception &e) {
+      return emitError(fileLoc, "cannot parse the textual ONNX model: ")
+                 << e.what(),
+             nullptr;
+    }
+    if (!status.IsOK())
+      return emitError(fileLoc, "cannot parse the textual ONNX model: ")
+                 << status.ErrorMessage(),
+             nullptr;
+  } else {
+    if (buffer.size() > static_cast<size_t>(INT_MAX))
+      return emitError(fileLoc, "the protobuf file is ")
+                 << buffer.size()
+                 << " bytes; protobuf cannot hold more than 2 GB, so models "
+                    "that large must keep weights in external data files",
+             nullptr;
+    google::protobuf::io::ArrayInputStream stream(buffer.data(),
+                                                  static_cast<int>(buffer.size()));
+    google::protobuf::io::CodedInputStream coded(&stream);
+    coded.SetTotalBytesLimit(INT_MAX);
+    if (!model->ParseFromCodedStream(&coded) ||
+        !coded.ConsumedEntireMessage())
+      return emitError(fileLoc, "not a valid ONNX model: the protobuf is "
+                                "malformed or truncated"),
+             nullptr;
+  }
+  std::string baseDir = options.externalDataDirectory;
+  if (baseDir.empty()) {
+    SmallString<256> dir(bufferName);
+    llvm::sys::path::remove_filename(dir);
+    baseDir = dir.empty() ? "." : std::string(dir);
+  }
+  ModelImporter importer(context, *model, options, fileLoc, baseDir);
+  return importer.run();
+}
+
+OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
+                                          const ONNXImportOptions &options) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  if (!file)
+    return emitError(fileLoc, "cannot read '")
+               << path << "': " << file.getError().message(),
+           nullptr;
+  StringRef buffer = (*file)->getBuffer();
+  bool isText = path.ends_with(".onnxtxt") ||
+                buffer.ltrim().starts_with("<") || buffer.ltrim().starts_with("#");
+  return importONNXBuffer(context, buffer, path, isText, options);
+}

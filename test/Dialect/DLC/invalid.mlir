@@ -1,0 +1,45 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics
+
+func.func @arg_count(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.dispatch' op body has 0 arguments but the dispatch has 1 operands}}
+  %r = dlc.dispatch (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+    %c = arith.constant dense<1.0> : tensor<4xf32>
+    dlc.yield %c : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @arg_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.dispatch' op body argument #0 has type 'tensor<4xi32>' but operand #0 has type 'tensor<4xf32>'}}
+  %r = dlc.dispatch (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xi32>):
+    %c = arith.constant dense<1.0> : tensor<4xf32>
+    dlc.yield %c : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.dispatch' op yields 'tensor<8xf32>' but its results are 'tensor<4xf32>'}}
+  %r = dlc.dispatch (%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %c = arith.constant dense<1.0> : tensor<8xf32>
+    dlc.yield %c : tensor<8xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @captures(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @below {{required by region isolation constraints}}
+  %r = dlc.dispatch () : () -> tensor<4xf32> {
+    // expected-error @below {{'dlc.yield' op using value defined outside the region}}
+    dlc.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -1,0 +1,193 @@
+//===- dlc-compile.cpp - compile an ONNX model to a dlc artifact ----------===//
+//
+// A driver over the same pipelines dlc-opt exposes one pass at a time:
+// import, legalize, optimize, form dispatches, generate code for the target,
+// plan memory and write the artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Frontend/ONNX/Importer.h"
+#include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Target/TargetDescription.h"
+#include "dlc/Tools/Registration.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("dlc-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<model.onnx | model.onnxtxt>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("path"), cl::init(""),
+                                       cl::cat(category));
+static cl::opt<std::string>
+    targetSpec("target",
+               cl::desc("cpu, cpu:<triple>, vulkan[:+fp16,+int8,+dot8,"
+                        "+subgroup,+int64] or cuda:sm_XX (default: cpu)"),
+               cl::init("cpu"), cl::cat(category));
+static cl::opt<dlc::EmitKind> emitKind(
+    "emit", cl::desc("What to write"), cl::init(dlc::EmitKind::Artifact),
+    cl::values(
+        clEnumValN(dlc::EmitKind::MLIR, "mlir",
+                   "MLIR after the stage named by --stage"),
+        clEnumValN(dlc::EmitKind::Dispatches, "dispatches",
+                   "MLIR after dispatch formation"),
+        clEnumValN(dlc::EmitKind::PTX, "ptx", "PTX of all kernels (cuda)"),
+        clEnumValN(dlc::EmitKind::SPIRV, "spirv",
+                   "SPIR-V binaries of all kernels, concatenated (vulkan)"),
+        clEnumValN(dlc::EmitKind::Object, "obj",
+                   "a relocatable object with all kernels (cpu), for static "
+                   "linking"),
+        clEnumValN(dlc::EmitKind::Artifact, "artifact",
+                   "the .dlcx artifact (default)")),
+    cl::cat(category));
+static cl::opt<dlc::Stage> stopAfter(
+    "stage", cl::desc("With --emit=mlir: print the IR after this stage"),
+    cl::init(dlc::Stage::Codegen),
+    cl::values(clEnumValN(dlc::Stage::Import, "import", "the ONNX importer"),
+               clEnumValN(dlc::Stage::Legalize, "legalize",
+                          "ONNX to linalg/tensor/arith/math"),
+               clEnumValN(dlc::Stage::Optimize, "optimize",
+                          "graph-level optimization"),
+               clEnumValN(dlc::Stage::Dispatch, "dispatch",
+                          "dispatch formation"),
+               clEnumValN(dlc::Stage::Codegen, "codegen",
+                          "kernel code generation (default)")),
+    cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Pin an input's shape: name=d0,d1,... (repeatable)"),
+                cl::value_desc("name=dims"), cl::cat(category));
+
+namespace llvm {
+// Registers LLVM's own -stats option; declared in a private LLVM header.
+void initStatisticOptions();
+} // namespace llvm
+
+static cl::opt<bool> splitInputFile(
+    "split-input-file",
+    cl::desc("Treat each chunk of the input between '# -----' lines as a "
+             "separate model (for tests); outputs are concatenated"),
+    cl::init(false), cl::cat(category));
+
+static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
+  if (kind == dlc::EmitKind::MLIR || kind == dlc::EmitKind::Dispatches ||
+      kind == dlc::EmitKind::PTX)
+    return "-";
+  llvm::SmallString<256> path(input);
+  llvm::sys::path::replace_extension(
+      path, kind == dlc::EmitKind::SPIRV    ? "spv"
+            : kind == dlc::EmitKind::Object ? "o"
+                                            : "dlcx");
+  return std::string(path);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  // dlc's --stats reports kernels and memory; LLVM's pass statistics stay
+  // available as --llvm-stats.
+  llvm::initStatisticOptions();
+  if (cl::Option *llvmStats = cl::getRegisteredOptions().lookup("stats"))
+    llvmStats->setArgStr("llvm-stats");
+  cl::opt<bool> printStats("stats",
+                           cl::desc("Print ONNX nodes in -> kernels out, "
+                                    "arena bytes and compile time"),
+                           cl::init(false), cl::cat(category));
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dlc-compile " << dlc::getVersionString() << " (LLVM/MLIR "
+       << LLVM_VERSION_STRING << ")\n";
+  });
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dlc-compile: compile an ONNX model into a dlc artifact\n\n"
+      "  dlc-compile model.onnx --target=vulkan -o model.dlcx\n"
+      "  dlc-compile model.onnx --emit=mlir --stage=legalize\n");
+
+  llvm::Expected<dlc::TargetDescription> target =
+      dlc::TargetDescription::parse(targetSpec);
+  if (!target) {
+    llvm::errs() << "dlc-compile: error: " << llvm::toString(target.takeError())
+                 << "\n";
+    return 1;
+  }
+  dlc::ONNXImportOptions importOptions;
+  for (const std::string &spec : inputShapes) {
+    std::string error = dlc::parseInputShapeSpec(spec, importOptions);
+    if (!error.empty()) {
+      llvm::errs() << "dlc-compile: error: " << error << "\n";
+      return 1;
+    }
+  }
+
+  DialectRegistry registry;
+  dlc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+
+  dlc::CompileOptions options;
+  options.target = *target;
+  options.emit = emitKind;
+  options.stopAfter = emitKind == dlc::EmitKind::MLIR ? stopAfter.getValue()
+                                                      : dlc::Stage::Codegen;
+  options.printStats = printStats;
+  options.importOptions = std::move(importOptions);
+
+  std::string outputPath =
+      outputFile.empty() ? defaultOutput(inputFile, emitKind) : outputFile;
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  if (!splitInputFile) {
+    if (failed(
+            dlc::compileONNXFile(context, inputFile, options, output->os())))
+      return 1;
+    output->keep();
+    return 0;
+  }
+  // Each chunk is compiled on its own; a failing chunk does not stop the
+  // others, but makes the exit status non-zero.
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      openInputFile(inputFile, &error);
+  if (!file) {
+    llvm::errs() << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  llvm::SmallVector<llvm::StringRef> chunks;
+  file->getBuffer().split(chunks, "# -----");
+  bool ok = true;
+  for (auto [i, chunk] : llvm::enumerate(chunks)) {
+    std::string name = (inputFile + ":chunk" + llvm::Twine(i)).str();
+    ok &= succeeded(dlc::compileONNXBuffer(context, chunk, name,
+                                           /*isText=*/true, options,
+                                           output->os()));
+    if (i + 1 != chunks.size())
+      output->os() << "// -----\n";
+  }
+  output->keep();
+  return ok ? 0 : 1;
+}
