@@ -2,12 +2,21 @@
 
 #include "dlc/Pipelines/Pipelines.h"
 
+#include "dlc/Codegen/Passes.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+#include "dlc/Target/Artifact.h"
+#include "dlc/Target/KernelBinary.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Format.h"
+
+#include <chrono>
 
 using namespace mlir;
 
@@ -17,14 +26,33 @@ void dlc::buildLegalizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+void dlc::buildOptimizePipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void dlc::buildDispatchPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createFormDispatches());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createOutlineDispatches());
+  pm.addPass(createCSEPass());
+}
+
 void dlc::registerPipelines() {
   PassPipelineRegistration<>(
       "dlc-legalize",
       "ONNX nodes to linalg/tensor/arith/math, folded and cleaned up",
       [](OpPassManager &pm) { buildLegalizePipeline(pm); });
+  PassPipelineRegistration<>(
+      "dlc-optimize", "Graph-level optimization of the legalized program",
+      [](OpPassManager &pm) { buildOptimizePipeline(pm); });
+  PassPipelineRegistration<>(
+      "dlc-dispatch", "Form dispatch regions and outline them as kernels",
+      [](OpPassManager &pm) { buildDispatchPipeline(pm); });
 }
 
 namespace {
+
 /// Runs a pipeline built by `build` on `module` with the command-line pass
 /// manager options (IR printing, timing, crash reproducers) applied.
 LogicalResult runPipeline(ModuleOp module,
@@ -35,6 +63,42 @@ LogicalResult runPipeline(ModuleOp module,
   build(pm);
   return pm.run(module);
 }
+
+/// Moves the kernel functions of `host` into a new module, leaving
+/// declarations behind so that the host's dlc.launch ops stay valid.
+OwningOpRef<ModuleOp> extractKernels(ModuleOp host) {
+  OpBuilder b(host.getContext());
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(host.getLoc());
+  b.setInsertionPointToEnd(kernels->getBody());
+  for (auto f : host.getOps<func::FuncOp>()) {
+    if (!f->hasAttr(dlc::kKernelAttr))
+      continue;
+    b.clone(*f);
+    f.getBody().getBlocks().clear();
+  }
+  return kernels;
+}
+
+void printStats(const dlc::ArtifactStats &s, double seconds,
+                const dlc::TargetDescription &target, llvm::raw_ostream &os) {
+  auto kib = [](uint64_t b) { return llvm::format("%.1f KiB", b / 1024.0); };
+  os << "target:          " << target.str() << "\n";
+  os << "onnx nodes:      " << s.onnxNodes << "\n";
+  os << "kernels:         " << s.kernels << " (" << s.launches
+     << " launches)\n";
+  os << "arena:           " << s.plan.arenaSize << " bytes ("
+     << kib(s.plan.arenaSize) << "), lower bound " << s.plan.lowerBound
+     << ", no reuse " << s.plan.noReuseSize << ", ratio "
+     << llvm::format("%.3f", s.plan.lowerBound
+                                 ? double(s.plan.arenaSize) / s.plan.lowerBound
+                                 : 1.0)
+     << "\n";
+  os << "constants:       " << s.constantBytes << " bytes\n";
+  os << "code:            " << s.codeBytes << " bytes\n";
+  os << "artifact:        " << s.fileBytes << " bytes\n";
+  os << "compile time:    " << llvm::format("%.3f s", seconds) << "\n";
+}
+
 } // namespace
 
 /// Runs the stages after import on `module` and writes the output.
@@ -42,6 +106,7 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
                                    const dlc::CompileOptions &options,
                                    llvm::raw_ostream &output) {
   using namespace dlc;
+  auto start = std::chrono::steady_clock::now();
   if (!module)
     return failure();
   auto emitMLIR = [&]() {
@@ -49,14 +114,61 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     output << "\n";
     return success();
   };
-  if (options.emit == EmitKind::MLIR && options.stopAfter == Stage::Import)
+  bool mlir = options.emit == EmitKind::MLIR;
+  if (mlir && options.stopAfter == Stage::Import)
     return emitMLIR();
   if (failed(runPipeline(*module, buildLegalizePipeline)))
     return failure();
-  if (options.emit == EmitKind::MLIR && options.stopAfter == Stage::Legalize)
+  if (mlir && options.stopAfter == Stage::Legalize)
     return emitMLIR();
-  return emitError(module->getLoc(),
-                   "code generation is not available in this build yet");
+  if (failed(runPipeline(*module, buildOptimizePipeline)))
+    return failure();
+  if (mlir && options.stopAfter == Stage::Optimize)
+    return emitMLIR();
+  if (failed(runPipeline(*module, buildDispatchPipeline)))
+    return failure();
+  if ((mlir && options.stopAfter == Stage::Dispatch) ||
+      options.emit == EmitKind::Dispatches)
+    return emitMLIR();
+
+  const TargetDescription &target = options.target;
+  OwningOpRef<ModuleOp> kernels = extractKernels(*module);
+  KernelBinary binary;
+  switch (target.kind) {
+  case TargetKind::CPU:
+    if (options.emit == EmitKind::PTX || options.emit == EmitKind::SPIRV)
+      return emitError(module->getLoc(), "--emit=")
+             << (options.emit == EmitKind::PTX ? "ptx" : "spirv")
+             << " needs a " << (options.emit == EmitKind::PTX ? "cuda" : "vulkan")
+             << " target, not " << target.str();
+    if (failed(compileCPUKernels(*kernels, target,
+                                 options.emit == EmitKind::Object, binary)))
+      return failure();
+    break;
+  case TargetKind::Vulkan:
+  case TargetKind::CUDA:
+    return emitError(module->getLoc(), "target ")
+           << target.str() << " is not available in this build yet";
+  }
+  if (mlir) {
+    kernels->print(output);
+    output << "\n";
+    return success();
+  }
+  if (options.emit == EmitKind::Object) {
+    output << binary.code;
+    return success();
+  }
+  ArtifactStats stats;
+  if (failed(writeArtifact(*module, target, binary, output, &stats)))
+    return failure();
+  if (options.printStats) {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    printStats(stats, seconds, target, llvm::errs());
+  }
+  return success();
 }
 
 LogicalResult dlc::compileONNXFile(MLIRContext &context, StringRef inputPath,

@@ -4,7 +4,9 @@
 
 #include "dlc/Dialect/DLC/IR/DLC.h"
 #include "dlc/Dialect/ONNX/IR/ONNX.h"
+#include "dlc/Codegen/Passes.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
 #include "dlc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -26,6 +28,8 @@ void dlc::registerAllDialects(mlir::DialectRegistry &registry) {
 
 void dlc::registerDlcPasses() {
   registerDLCConversionPasses();
+  registerDLCTransformsPasses();
+  registerDLCCodegenPasses();
   registerPipelines();
 }
 

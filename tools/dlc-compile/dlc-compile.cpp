@@ -100,6 +100,7 @@ static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  dlc::registerAllPasses();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();

@@ -34,6 +34,12 @@ struct CompileOptions {
 /// ONNX nodes to linalg/tensor/arith/math, then cleanup.
 void buildLegalizePipeline(mlir::OpPassManager &pm);
 
+/// Graph-level optimization of the legalized program.
+void buildOptimizePipeline(mlir::OpPassManager &pm);
+
+/// Dispatch formation and kernel outlining.
+void buildDispatchPipeline(mlir::OpPassManager &pm);
+
 /// Registers the pipelines with the global registry for dlc-opt.
 void registerPipelines();
 

@@ -123,9 +123,20 @@ LogicalResult convertPow(NodeRewriter &rw) {
           return b.createOrFold<math::PowFOp>(loc, a[0], e);
         });
   }
-  if (!isa<IntegerType>(et) || t.isInteger(1))
-    return rw.unsupported("integer base with a float exponent");
+  if (t.isInteger(1))
+    return rw.unsupported("boolean base");
   Type baseOnnx = rw.onnxElementType(0);
+  if (isa<FloatType>(et)) {
+    // Integer base, float exponent: compute in the exponent's type and
+    // truncate toward zero, as the ONNX reference does.
+    return emitElementwise(
+        rw, {rw.input(0), rw.input(1)}, t,
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          Value base = castScalar(b, loc, a[0], baseOnnx, et);
+          Value p = b.createOrFold<math::PowFOp>(loc, base, a[1]);
+          return castScalar(b, loc, p, et, baseOnnx);
+        });
+  }
   return emitElementwise(
       rw, {rw.input(0), rw.input(1)}, t,
       [&](OpBuilder &b, Location loc, ValueRange a) -> Value {

@@ -43,3 +43,29 @@ func.func @captures(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @launch_missing(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.launch' op refers to 'nope', which is not a function}}
+  %r = dlc.launch @nope(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func private @not_a_kernel(tensor<4xf32>) -> tensor<4xf32>
+func.func @launch_not_kernel(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.launch' op refers to 'not_a_kernel', which is not marked dlc.kernel}}
+  %r = dlc.launch @not_a_kernel(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func private @k(tensor<8xf32>) -> tensor<4xf32> attributes {dlc.kernel}
+func.func @launch_types(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.launch' op operand or result types do not match the type '(tensor<8xf32>) -> tensor<4xf32>' of kernel 'k'}}
+  %r = dlc.launch @k(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

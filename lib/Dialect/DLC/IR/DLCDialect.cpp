@@ -2,6 +2,7 @@
 
 #include "dlc/Dialect/DLC/IR/DLC.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -39,6 +40,24 @@ LogicalResult DispatchOp::verify() {
     return emitOpError("yields ")
            << yield.getValues().getTypes() << " but its results are "
            << getResultTypes();
+  return success();
+}
+
+LogicalResult
+LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel =
+      symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError("refers to '")
+           << getKernel() << "', which is not a function";
+  if (!kernel->hasAttr("dlc.kernel"))
+    return emitOpError("refers to '")
+           << getKernel() << "', which is not marked dlc.kernel";
+  FunctionType type = kernel.getFunctionType();
+  if (TypeRange(type.getInputs()) != TypeRange(getInputs().getTypes()) ||
+      TypeRange(type.getResults()) != TypeRange(getResultTypes()))
+    return emitOpError("operand or result types do not match the type ")
+           << type << " of kernel '" << getKernel() << "'";
   return success();
 }
 

@@ -7,6 +7,8 @@ include "dlc/Dialect/DLC/IR/DLCDialect.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
 
 def DLC_DispatchOp : DLC_Op<"dispatch", [
     IsolatedFromAbove,
@@ -47,6 +49,28 @@ def DLC_YieldOp : DLC_Op<"yield", [
   let arguments = (ins Variadic<AnyRankedTensor>:$values);
   let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def DLC_LaunchOp : DLC_Op<"launch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs one kernel on tensors (the host side of a dispatch)";
+  let description = [{
+    After outlining, each dispatch region is a kernel function marked
+    `dlc.kernel`, and the host program launches it with `dlc.launch`. The
+    operands and results are whole tensors; the memory planner assigns
+    each a buffer in the arena or in the constant section.
+
+    ```mlir
+    %r = dlc.launch @k0_generic(%a, %b)
+        : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel,
+                       Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+  }];
 }
 
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

@@ -1,0 +1,88 @@
+//===- Passes.td - kernel code generation passes -----------*- tablegen -*-===//
+//
+// Kernel functions (marked `dlc.kernel`) go through the same tiling,
+// distribution and bufferization on every target; only the final lowering
+// (LLVM for CPUs, SPIR-V for Vulkan, NVVM for CUDA) differs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_CODEGEN_PASSES_TD
+#define DLC_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
+  let summary = "Tile each kernel into workgroups and fuse its producers";
+  let description = [{
+    For every `dlc.kernel` function, tiles the op that produces the result
+    along up to three of its outer parallel loops into an `scf.forall` (one
+    iteration = one workgroup) and fuses every producer in the kernel into
+    the loop body. Tile sizes divide the loop extents so that tiles are
+    static, and are chosen so that a kernel has about `workgroups`
+    workgroups, but no fewer than `min-work` loop iterations of the root op
+    per workgroup. Loops that a fused reduction reduces over are not split.
+    The trip counts are recorded as `dlc.grid = array<i64: x, y, z>` on the
+    function (x is the innermost forall dimension).
+  }];
+  let options = [
+    Option<"targetWorkgroups", "workgroups", "int64_t", "64",
+           "Number of workgroups to aim for per kernel">,
+    Option<"minWork", "min-work", "int64_t", "16384",
+           "Fewest root-op loop iterations worth a workgroup">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::tensor::TensorDialect",
+                           "mlir::affine::AffineDialect"];
+}
+
+def BufferizeKernels : Pass<"dlc-bufferize-kernels", "mlir::ModuleOp"> {
+  let summary = "Give kernels their buffer ABI and bufferize their bodies";
+  let description = [{
+    Rewrites each `dlc.kernel` function from tensors to buffers: operands
+    become read-only memrefs, results become output memrefs appended to the
+    arguments (the kernel writes its result in place), then runs One-Shot
+    Bufferize on the bodies and inserts deallocations for temporaries.
+    Small temporaries are promoted to the stack.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
+  let summary = "Expand math ops into arithmetic the targets execute natively";
+  let description = [{
+    Kernels must not depend on a math library (embedded targets have none,
+    and GPUs differ in what they offer), so transcendental functions become
+    polynomial approximations and arithmetic, computed in f32 for f16/bf16.
+    `arith.remf` becomes `x - trunc(x / y) * y`.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {
+  let summary = "CPU kernels: run workgroups [begin, end) of the grid";
+  let description = [{
+    Appends `begin` and `end` (index) arguments to every bufferized
+    `dlc.kernel` function and replaces its workgroup `scf.forall` with an
+    `scf.for` over the linear workgroup ids [begin, end), delinearized
+    x-fastest. A kernel without a forall has a grid of one workgroup.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def CPUKernelEntry : Pass<"dlc-cpu-kernel-entry", "mlir::ModuleOp"> {
+  let summary = "CPU kernels: add the C ABI entry point of each kernel";
+  let description = [{
+    Runs on the LLVM dialect. For each kernel `@k` (lowered with the bare
+    pointer calling convention), renames it `@k.impl` with internal linkage
+    and adds `void @k(void *const *bindings, uint32_t begin, uint32_t end)`,
+    the `dlcx_cpu_kernel_fn` of runtime/include/dlc/artifact_format.h.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+#endif // DLC_CODEGEN_PASSES_TD

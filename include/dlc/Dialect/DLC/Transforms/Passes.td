@@ -1,0 +1,42 @@
+//===- Passes.td - dlc dispatch and host passes ------------*- tablegen -*-===//
+
+#ifndef DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD
+#define DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FormDispatches : Pass<"dlc-form-dispatches", "mlir::func::FuncOp"> {
+  let summary = "Group linalg/tensor ops into dlc.dispatch regions (kernels)";
+  let description = [{
+    Implements the fusion policy of docs/fusion.md. Every compute op starts
+    in a group of its own; then
+      1. an elementwise op joins the group of a producer whose single result
+         it is the only user of (epilogue fusion: bias, activation, residual
+         add, requantization, casts);
+      2. a cheap op (elementwise, fill, pad, transpose, broadcast) whose
+         users all sit in one group joins that group (prologue fusion);
+      3. a group without a convolution/contraction joins the group that uses
+         all of its results (softmax and normalization chains).
+    A group holds at most one convolution or contraction. Each group becomes
+    one `dlc.dispatch` region whose operands are everything the group reads
+    from outside (small constants and `tensor.empty` are cloned in).
+  }];
+  let dependentDialects = ["::dlc::DLCDialect"];
+  let statistics = [
+    Statistic<"numDispatches", "dispatches", "Number of dispatch regions">,
+    Statistic<"numFusedOps", "fused-ops", "Ops placed in dispatch regions">,
+  ];
+}
+
+def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
+  let summary = "Turn each dlc.dispatch into a kernel function + dlc.launch";
+  let description = [{
+    Each `dlc.dispatch` becomes a private function marked `dlc.kernel`,
+    named after its position and the op that produces its result (for
+    example `main_k3_conv_2d_nchw_fchw`), and the region is replaced by a
+    `dlc.launch` of it.
+  }];
+  let dependentDialects = ["::dlc::DLCDialect", "mlir::func::FuncDialect"];
+}
+
+#endif // DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD

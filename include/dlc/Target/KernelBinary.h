@@ -1,0 +1,53 @@
+//===- KernelBinary.h - compiled kernels of one target ----------*- C++ -*-===//
+
+#ifndef DLC_TARGET_KERNELBINARY_H
+#define DLC_TARGET_KERNELBINARY_H
+
+#include "dlc/Target/TargetDescription.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+/// What the host plan needs to know about one compiled kernel.
+struct KernelInfo {
+  std::string name;
+  uint32_t bindingCount = 0;
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> workgroupSize = {1, 1, 1};
+  uint32_t codeFormat = 0; ///< dlcx_code_format_t
+  uint64_t codeOffset = 0; ///< into KernelBinary::code
+  uint64_t codeSize = 0;
+};
+
+/// The code of all kernels of a model for one target.
+struct KernelBinary {
+  std::string code;
+  std::vector<KernelInfo> kernels;
+  uint64_t features = 0; ///< dlcx_feature_t bits the code needs
+};
+
+/// The target-independent part of kernel code generation: fuse elementwise
+/// ops, tile into workgroups, bufferize with the kernel ABI.
+void buildKernelTilingPipeline(mlir::OpPassManager &pm,
+                               const TargetDescription &target);
+
+/// Reads binding counts and grids of the bufferized kernels of `module`.
+mlir::LogicalResult collectKernelInfo(mlir::ModuleOp module,
+                                      std::vector<KernelInfo> &kernels);
+
+/// Compiles the kernel functions of `module` (tensor level, as produced by
+/// dlc-outline-dispatches) to native code: an ELF shared object, or with
+/// `relocatable` a relocatable object for static linking.
+mlir::LogicalResult compileCPUKernels(mlir::ModuleOp module,
+                                      const TargetDescription &target,
+                                      bool relocatable, KernelBinary &out);
+
+} // namespace dlc
+
+#endif // DLC_TARGET_KERNELBINARY_H

@@ -1,0 +1,90 @@
+//===- BufferizeKernels.cpp - the dlc-bufferize-kernels pass --------------===//
+
+#include "dlc/Codegen/Passes.h"
+
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_BUFFERIZEKERNELS
+#include "dlc/Codegen/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// Temporaries up to this size live on the stack of the worker thread.
+constexpr unsigned kStackAllocLimit = 16 * 1024;
+
+MemRefType toMemRef(Type t) {
+  auto tensor = cast<RankedTensorType>(t);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+/// Tensor signature -> buffer signature with results as trailing outputs.
+LogicalResult rewriteSignature(func::FuncOp kernel) {
+  FunctionType type = kernel.getFunctionType();
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    if (!isa<RankedTensorType>(t) ||
+        !cast<RankedTensorType>(t).hasStaticShape())
+      return kernel.emitError("kernel operands and results must be "
+                              "statically shaped tensors");
+  Block &entry = kernel.getBody().front();
+  OpBuilder b(kernel.getContext());
+  b.setInsertionPointToStart(&entry);
+  for (BlockArgument arg : entry.getArguments()) {
+    Type tensorType = arg.getType();
+    arg.setType(toMemRef(tensorType));
+    auto toTensor = bufferization::ToTensorOp::create(
+        b, arg.getLoc(), tensorType, arg, /*restrict=*/true,
+        /*writable=*/false);
+    arg.replaceAllUsesExcept(toTensor.getResult(), toTensor);
+  }
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  b.setInsertionPoint(ret);
+  for (Value result : ret.getOperands()) {
+    BlockArgument out =
+        entry.addArgument(toMemRef(result.getType()), result.getLoc());
+    auto materialize = bufferization::MaterializeInDestinationOp::create(
+        b, ret.getLoc(), result, out);
+    materialize.setRestrict(true);
+    materialize.setWritable(true);
+  }
+  ret->setOperands({});
+  kernel.setType(b.getFunctionType(entry.getArgumentTypes(), {}));
+  return success();
+}
+
+struct BufferizeKernelsPass
+    : public dlc::impl::BufferizeKernelsBase<BufferizeKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto kernel : module.getOps<func::FuncOp>())
+      if (kernel->hasAttr(dlc::kKernelAttr) && !kernel.isExternal() &&
+          failed(rewriteSignature(kernel)))
+        return signalPassFailure();
+
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(bufferization::createEmptyTensorEliminationPass());
+    bufferization::OneShotBufferizePassOptions options;
+    options.allowReturnAllocsFromLoops = false;
+    pm.addPass(bufferization::createOneShotBufferizePass(options));
+    pm.addPass(createCanonicalizerPass());
+    bufferization::PromoteBuffersToStackPassOptions stack;
+    stack.maxAllocSizeInBytes = kStackAllocLimit;
+    stack.maxRankOfAllocatedMemRef = 8;
+    pm.nest<func::FuncOp>().addPass(
+        bufferization::createPromoteBuffersToStackPass(stack));
+    bufferization::buildBufferDeallocationPipeline(pm);
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    if (failed(runPipeline(pm, module)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

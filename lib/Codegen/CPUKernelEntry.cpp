@@ -1,0 +1,75 @@
+//===- CPUKernelEntry.cpp - the dlc-cpu-kernel-entry pass -----------------===//
+
+#include "dlc/Codegen/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_CPUKERNELENTRY
+#include "dlc/Codegen/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
+  MLIRContext *ctx = impl.getContext();
+  LLVM::LLVMFunctionType implType = impl.getFunctionType();
+  unsigned numParams = implType.getNumParams();
+  // Parameters: one pointer per buffer, then begin and end.
+  if (numParams < 2)
+    return impl.emitError("kernel has no workgroup range parameters");
+  for (unsigned i = 0; i + 2 < numParams; ++i)
+    if (!isa<LLVM::LLVMPointerType>(implType.getParamType(i)))
+      return impl.emitError("kernel parameter ")
+             << i << " is not a pointer; kernels must be lowered with the "
+                     "bare-pointer calling convention";
+
+  std::string name = impl.getName().str();
+  impl.setName(name + ".impl");
+  impl.setLinkage(LLVM::Linkage::Internal);
+  impl->removeAttr("dlc.kernel");
+
+  OpBuilder b(impl);
+  Location loc = impl.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i32 = IntegerType::get(ctx, 32);
+  auto entryType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                               {ptr, i32, i32});
+  auto entry = LLVM::LLVMFuncOp::create(b, loc, name, entryType);
+  Block *block = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  Value bindings = block->getArgument(0);
+  SmallVector<Value> args;
+  for (unsigned i = 0; i + 2 < numParams; ++i) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, bindings,
+                                     ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
+  }
+  Type indexType = implType.getParamType(numParams - 1);
+  for (unsigned i = 1; i <= 2; ++i) {
+    Value v = block->getArgument(i);
+    if (indexType != i32)
+      v = LLVM::ZExtOp::create(b, loc, indexType, v);
+    args.push_back(v);
+  }
+  LLVM::CallOp::create(b, loc, impl, args);
+  LLVM::ReturnOp::create(b, loc, ValueRange());
+  return success();
+}
+
+struct CPUKernelEntryPass
+    : public dlc::impl::CPUKernelEntryBase<CPUKernelEntryPass> {
+  void runOnOperation() override {
+    SmallVector<LLVM::LLVMFuncOp> kernels;
+    for (auto f : getOperation().getOps<LLVM::LLVMFuncOp>())
+      if (f->hasAttr(dlc::kKernelAttr) && !f.isExternal())
+        kernels.push_back(f);
+    for (LLVM::LLVMFuncOp k : kernels)
+      if (failed(addEntry(k)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,382 @@
+//===- FormDispatches.cpp - the dlc-form-dispatches pass ------------------===//
+//
+// The fusion policy (docs/fusion.md) decides which ops share a kernel. Groups
+// are kept in a union-find-like table; each keeps the invariant that only
+// the results of its last op (the "output op") are used outside the group,
+// so the output op is also the last group op in program order and the
+// region can be placed right before it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_FORMDISPATCHES
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// Constants with at most this many elements are cloned into regions;
+/// larger ones are operands (weights live in the constant section).
+constexpr int64_t kCloneConstantLimit = 16;
+
+/// How an op takes part in fusion.
+enum class OpKind {
+  Host,     ///< no kernel: constants, tensor.empty, reshapes
+  Heavy,    ///< convolution, contraction, pooling: one per group
+  Light,    ///< plain reductions (softmax/norm statistics)
+  Cheap,    ///< elementwise, fill, transpose, broadcast, pad
+  Isolated, ///< a kernel of its own (concat, slices, scatter, ...)
+};
+
+bool isAllParallel(linalg::LinalgOp op) {
+  return op.getNumLoops() == op.getNumParallelLoops();
+}
+
+OpKind classify(Operation *op) {
+  if (isa<arith::ConstantOp, tensor::EmptyOp, tensor::CollapseShapeOp,
+          tensor::ExpandShapeOp>(op))
+    return OpKind::Host;
+  if (isa<tensor::PadOp>(op))
+    return OpKind::Cheap;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return OpKind::Isolated;
+  if (linalg::isaContractionOpInterface(linalgOp) ||
+      linalg::isaConvolutionOpInterface(linalgOp) ||
+      isa<linalg::ConvolutionOpInterface, linalg::ContractionOpInterface>(op))
+    return OpKind::Heavy;
+  if (isAllParallel(linalgOp))
+    return OpKind::Cheap;
+  // A reduction whose maps are plain projections is a statistics reduction;
+  // anything with windows (d0 + d1) is treated like a convolution.
+  for (AffineMap map : linalgOp.getIndexingMapsArray())
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return OpKind::Heavy;
+  return OpKind::Light;
+}
+
+/// A fill of a constant into an empty tensor: free to recompute, so it is
+/// cloned into every kernel that uses it instead of being a kernel.
+bool isGenerator(Operation *op) {
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  if (!fill)
+    return false;
+  Operation *value = fill.getInputs()[0].getDefiningOp();
+  Operation *init = fill.getOutputs()[0].getDefiningOp();
+  return isa_and_nonnull<arith::ConstantOp>(value) &&
+         isa_and_nonnull<tensor::EmptyOp>(init);
+}
+
+bool isElementwise(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && isAllParallel(linalgOp) &&
+         classify(op) == OpKind::Cheap;
+}
+
+struct Group {
+  SmallVector<Operation *> ops; ///< kept sorted in program order at the end
+  Operation *output = nullptr;
+  bool hasHeavy = false;
+  bool alive = true;
+};
+
+class DispatchFormer {
+public:
+  explicit DispatchFormer(func::FuncOp func) : func(func) {}
+
+  /// Returns the number of dispatches formed.
+  FailureOr<unsigned> run(unsigned &fusedOps);
+
+private:
+  Group &groupOf(Operation *op) { return groups[groupIndex.lookup(op)]; }
+  bool inGroup(Operation *op) { return groupIndex.count(op); }
+  /// True when every use of every result of `op` is inside `g`.
+  bool usesOnlyIn(Operation *op, unsigned g);
+  /// Moves all ops of group `from` into group `to`.
+  void merge(unsigned from, unsigned to, bool fromIsProducer);
+  LogicalResult buildRegion(Group &g);
+
+  func::FuncOp func;
+  SmallVector<Group> groups;
+  DenseMap<Operation *, unsigned> groupIndex;
+  DenseMap<Operation *, unsigned> position;
+};
+
+bool DispatchFormer::usesOnlyIn(Operation *op, unsigned g) {
+  bool any = false;
+  for (Operation *user : op->getUsers()) {
+    if (!inGroup(user) || groupIndex.lookup(user) != g)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+void DispatchFormer::merge(unsigned from, unsigned to, bool fromIsProducer) {
+  Group &src = groups[from];
+  Group &dst = groups[to];
+  for (Operation *op : src.ops) {
+    dst.ops.push_back(op);
+    groupIndex[op] = to;
+  }
+  dst.hasHeavy |= src.hasHeavy;
+  if (!fromIsProducer)
+    dst.output = src.output;
+  src.ops.clear();
+  src.alive = false;
+}
+
+FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
+  SmallVector<Operation *> computeOps;
+  unsigned index = 0;
+  for (Operation &op : func.getBody().front()) {
+    position[&op] = index++;
+    if (op.hasTrait<OpTrait::IsTerminator>() || op.getNumResults() == 0)
+      continue;
+    OpKind kind = classify(&op);
+    if (kind == OpKind::Host)
+      continue;
+    if (isGenerator(&op) && llvm::none_of(op.getUsers(), [](Operation *u) {
+          return u->hasTrait<OpTrait::IsTerminator>();
+        }))
+      continue;
+    if (llvm::any_of(op.getResultTypes(),
+                     [](Type t) { return !isa<RankedTensorType>(t); }))
+      return op.emitError("cannot place an op with non-tensor results in a "
+                          "kernel"),
+             failure();
+    groupIndex[&op] = groups.size();
+    Group g;
+    g.ops.push_back(&op);
+    g.output = &op;
+    g.hasHeavy = kind == OpKind::Heavy;
+    groups.push_back(std::move(g));
+    computeOps.push_back(&op);
+  }
+
+  auto fusable = [](Operation *op) {
+    OpKind k = classify(op);
+    return k == OpKind::Heavy || k == OpKind::Light || k == OpKind::Cheap;
+  };
+
+  // 1. Epilogue fusion, in program order so chains grow forward.
+  for (Operation *op : computeOps) {
+    if (!isElementwise(op))
+      continue;
+    unsigned self = groupIndex.lookup(op);
+    if (groups[self].ops.size() != 1)
+      continue;
+    // Prefer the producer defined last: the others are plain inputs.
+    Operation *best = nullptr;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !inGroup(producer) || !fusable(producer))
+        continue;
+      Group &pg = groupOf(producer);
+      if (pg.output != producer || producer->getNumResults() != 1 ||
+          !producer->getResult(0).hasOneUse())
+        continue;
+      if (!best || position[producer] > position[best])
+        best = producer;
+    }
+    if (best)
+      merge(self, groupIndex.lookup(best), /*fromIsProducer=*/false);
+  }
+
+  // 2. Prologue fusion of cheap ops, in reverse so chains grow backward.
+  for (Operation *op : llvm::reverse(computeOps)) {
+    if (classify(op) != OpKind::Cheap)
+      continue;
+    unsigned self = groupIndex.lookup(op);
+    Group &g = groups[self];
+    if (g.ops.size() != 1)
+      continue;
+    if (op->use_empty())
+      continue;
+    Operation *user = *op->getUsers().begin();
+    if (!inGroup(user) || !fusable(user))
+      continue;
+    unsigned target = groupIndex.lookup(user);
+    if (target != self && usesOnlyIn(op, target))
+      merge(self, target, /*fromIsProducer=*/true);
+  }
+
+  // 3. Groups without heavy ops join the single group using their output.
+  for (Operation *op : llvm::reverse(computeOps)) {
+    unsigned self = groupIndex.lookup(op);
+    Group &g = groups[self];
+    if (!g.alive || g.output != op || g.hasHeavy || op->use_empty())
+      continue;
+    Operation *user = *op->getUsers().begin();
+    if (!inGroup(user) || !fusable(user))
+      continue;
+    unsigned target = groupIndex.lookup(user);
+    // Only the output is used outside a group, so its uses decide.
+    if (target == self || groups[target].hasHeavy ||
+        !llvm::all_of(g.ops, [&](Operation *o) { return fusable(o); }))
+      continue;
+    if (usesOnlyIn(op, target))
+      merge(self, target, /*fromIsProducer=*/true);
+  }
+
+  unsigned count = 0;
+  for (Group &g : groups) {
+    if (!g.alive)
+      continue;
+    llvm::sort(g.ops, [&](Operation *a, Operation *b) {
+      return position[a] < position[b];
+    });
+    fusedOps += g.ops.size();
+    if (failed(buildRegion(g)))
+      return failure();
+    ++count;
+  }
+  return count;
+}
+
+/// Whether `v`'s defining op is cloned into every region that uses it.
+bool isClonedIntoRegion(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tensor::EmptyOp>(def) || isGenerator(def))
+    return true;
+  auto cst = dyn_cast<arith::ConstantOp>(def);
+  if (!cst)
+    return false;
+  auto type = dyn_cast<ShapedType>(cst.getType());
+  if (!type)
+    return true;
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
+    return dense.isSplat() || type.getNumElements() <= kCloneConstantLimit;
+  return false;
+}
+
+LogicalResult DispatchFormer::buildRegion(Group &g) {
+  llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
+  // Everything the group reads from outside, in first-use order.
+  llvm::SetVector<Value> inputs;
+  llvm::SetVector<Operation *> clones;
+  for (Operation *op : g.ops) {
+    auto visit = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      // Values defined by group members (or inside them) stay internal.
+      if (def && members.contains(
+                     func.getBody().front().findAncestorOpInBlock(*def)))
+        return;
+      if (isClonedIntoRegion(v)) {
+        // A clone's own operands (a fill's value and init) come first.
+        for (Value operand : def->getOperands())
+          if (isClonedIntoRegion(operand))
+            clones.insert(operand.getDefiningOp());
+        clones.insert(def);
+        return;
+      }
+      inputs.insert(v);
+    };
+    for (Value v : op->getOperands())
+      visit(v);
+    // Values captured by nested regions (e.g. gathers' tensor.extract).
+    for (Region &region : op->getRegions()) {
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(region, captured);
+      for (Value v : captured)
+        visit(v);
+    }
+  }
+
+  OpBuilder b(g.output);
+  SmallVector<Type> inputTypes;
+  for (Value v : inputs)
+    inputTypes.push_back(v.getType());
+  auto dispatch = dlc::DispatchOp::create(
+      b, g.output->getLoc(), g.output->getResultTypes(), inputs.getArrayRef());
+  Block *body = new Block();
+  dispatch.getBody().push_back(body);
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, body->addArgument(v.getType(), v.getLoc()));
+  OpBuilder inner = OpBuilder::atBlockEnd(body);
+  for (Operation *c : clones)
+    inner.clone(*c, map);
+  for (Operation *op : g.ops)
+    inner.clone(*op, map);
+  SmallVector<Value> yielded;
+  for (Value r : g.output->getResults())
+    yielded.push_back(map.lookup(r));
+  dlc::YieldOp::create(inner, g.output->getLoc(), yielded);
+
+  g.output->replaceAllUsesWith(dispatch.getResults());
+  for (Operation *op : llvm::reverse(g.ops)) {
+    if (!op->use_empty())
+      return op->emitError("internal error: a fused op is still used outside "
+                           "its dispatch region");
+    op->erase();
+  }
+  return success();
+}
+
+/// Every graph output must be written by a kernel into a buffer of its own:
+/// outputs that are graph inputs, constants, or repeat another output get a
+/// copy kernel.
+unsigned materializeOutputs(func::FuncOp func) {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  llvm::DenseSet<Value> seen;
+  unsigned copies = 0;
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value root = operand.get();
+    while (Operation *def = root.getDefiningOp()) {
+      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+        break;
+      root = def->getOperand(0);
+    }
+    bool computed = isa_and_nonnull<dlc::DispatchOp>(root.getDefiningOp());
+    if (computed && seen.insert(root).second)
+      continue;
+    Value v = operand.get();
+    auto type = cast<RankedTensorType>(v.getType());
+    OpBuilder b(ret);
+    auto dispatch = dlc::DispatchOp::create(b, ret.getLoc(), TypeRange{type},
+                                            ValueRange{v});
+    Block *body = new Block();
+    dispatch.getBody().push_back(body);
+    Value in = body->addArgument(type, v.getLoc());
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    Value init = tensor::EmptyOp::create(inner, ret.getLoc(), type.getShape(),
+                                         type.getElementType());
+    Value copy =
+        linalg::CopyOp::create(inner, ret.getLoc(), in, init).getResult(0);
+    dlc::YieldOp::create(inner, ret.getLoc(), copy);
+    operand.set(dispatch.getResult(0));
+    seen.insert(dispatch.getResult(0));
+    ++copies;
+  }
+  return copies;
+}
+
+struct FormDispatchesPass
+    : public dlc::impl::FormDispatchesBase<FormDispatchesPass> {
+  void runOnOperation() override {
+    unsigned fused = 0;
+    DispatchFormer former(getOperation());
+    FailureOr<unsigned> count = former.run(fused);
+    if (failed(count))
+      return signalPassFailure();
+    numDispatches += *count + materializeOutputs(getOperation());
+    numFusedOps += fused;
+  }
+};
+
+} // namespace

@@ -1,0 +1,414 @@
+//===- ArtifactWriter.cpp - host plan to the .dlcx artifact ---------------===//
+
+#include "dlc/Target/Artifact.h"
+
+#include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
+
+#include "../../../runtime/include/dlc/artifact_format.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace dlc;
+
+static_assert(sizeof(dlcx_header_t) == 64, "header layout");
+static_assert(sizeof(dlcx_section_t) == 24, "section layout");
+static_assert(sizeof(dlcx_tensor_t) == 120, "tensor layout");
+static_assert(sizeof(dlcx_kernel_t) == 40, "kernel layout");
+static_assert(sizeof(dlcx_launch_t) == 24, "launch layout");
+static_assert(sizeof(dlcx_model_t) == 40, "model layout");
+
+namespace {
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/// Bytes per stored element (booleans are one byte).
+int64_t elementBytes(Type t) {
+  if (t.isInteger(1))
+    return 1;
+  return (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+template <typename T>
+void append(std::string &s, const T &value) {
+  s.append(reinterpret_cast<const char *>(&value), sizeof(T));
+}
+
+class StringTable {
+public:
+  uint32_t add(StringRef s) {
+    auto it = offsets.find(s);
+    if (it != offsets.end())
+      return it->second;
+    uint32_t offset = data.size();
+    data.append(s.data(), s.size());
+    data.push_back('\0');
+    offsets[s] = offset;
+    return offset;
+  }
+  std::string data;
+
+private:
+  llvm::StringMap<uint32_t> offsets;
+};
+
+/// Where a host value lives.
+struct Place {
+  int64_t buffer = -1;   ///< arena buffer index, or -1
+  int64_t constant = -1; ///< constant index, or -1
+};
+
+class Writer {
+public:
+  Writer(func::FuncOp main, const TargetDescription &target,
+         const KernelBinary &binary)
+      : main(main), target(target), binary(binary) {}
+
+  LogicalResult run(llvm::raw_ostream &os, ArtifactStats *stats);
+
+private:
+  LogicalResult analyze();
+  FailureOr<uint32_t> tensorFor(Value v);
+  LogicalResult appendConstant(arith::ConstantOp op);
+
+  func::FuncOp main;
+  const TargetDescription &target;
+  const KernelBinary &binary;
+
+  StringTable strings;
+  std::string constants;
+  std::vector<uint64_t> constantOffsets;
+  std::vector<BufferLifetime> buffers;
+  DenseMap<Value, Place> places;
+  DenseMap<Value, uint32_t> tensorIndex;
+  std::vector<dlcx_tensor_t> tensors;
+  std::vector<Value> tensorValues;
+  std::vector<std::string> tensorNames;
+  MemoryPlan plan;
+};
+
+LogicalResult Writer::appendConstant(arith::ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  Type elem = type.getElementType();
+  if (elem.isInteger(4))
+    return op.emitError("4-bit constants at kernel boundaries are not "
+                        "supported yet");
+  uint64_t offset = alignUp(constants.size(), DLCX_ALIGNMENT);
+  constants.resize(offset, '\0');
+  int64_t bytes = type.getNumElements() * elementBytes(elem);
+  Attribute value = op.getValue();
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    ArrayRef<char> data = res.getData();
+    if (static_cast<int64_t>(data.size()) != bytes)
+      return op.emitError("constant data has ")
+             << data.size() << " bytes but its type needs " << bytes;
+    constants.append(data.data(), data.size());
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (elem.isInteger(1)) {
+      for (bool b : dense.getValues<bool>())
+        constants.push_back(b ? 1 : 0);
+    } else if (dense.isSplat()) {
+      ArrayRef<char> raw = dense.getRawData();
+      for (int64_t i = 0; i < type.getNumElements(); ++i)
+        constants.append(raw.data(), elementBytes(elem));
+    } else {
+      ArrayRef<char> raw = dense.getRawData();
+      constants.append(raw.data(), raw.size());
+    }
+  } else {
+    return op.emitError("unsupported constant in the host program");
+  }
+  places[op.getResult()].constant = constantOffsets.size();
+  constantOffsets.push_back(offset);
+  return success();
+}
+
+LogicalResult Writer::analyze() {
+  Block &entry = main.getBody().front();
+  int64_t position = 0;
+  auto newBuffer = [&](Value v, int64_t first) {
+    auto type = cast<RankedTensorType>(v.getType());
+    BufferLifetime b;
+    b.size = type.getNumElements() * elementBytes(type.getElementType());
+    b.first = b.last = first;
+    places[v].buffer = buffers.size();
+    buffers.push_back(b);
+  };
+  for (BlockArgument arg : entry.getArguments())
+    newBuffer(arg, -1);
+  for (Operation &op : entry) {
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      if (isa<RankedTensorType>(cst.getType()) && !cst->use_empty() &&
+          failed(appendConstant(cst)))
+        return failure();
+      continue;
+    }
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+      places[op.getResult(0)] = places.lookup(op.getOperand(0));
+      continue;
+    }
+    if (auto launch = dyn_cast<dlc::LaunchOp>(op)) {
+      for (Value in : launch.getInputs()) {
+        Place p = places.lookup(in);
+        if (p.buffer >= 0)
+          buffers[p.buffer].last = position;
+      }
+      for (Value r : launch.getResults())
+        newBuffer(r, position);
+      ++position;
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands()) {
+        Place p = places.lookup(v);
+        if (p.buffer < 0)
+          return ret.emitError("graph output ")
+                 << "is not computed by a kernel";
+        buffers[p.buffer].last = INT64_MAX / 2;
+      }
+      continue;
+    }
+    if (op.use_empty() && isMemoryEffectFree(&op))
+      continue;
+    return op.emitError("unexpected op in the host program; every "
+                        "computation must be inside a kernel");
+  }
+  plan = planMemory(buffers, DLCX_ALIGNMENT);
+  return success();
+}
+
+FailureOr<uint32_t> Writer::tensorFor(Value v) {
+  auto it = tensorIndex.find(v);
+  if (it != tensorIndex.end())
+    return it->second;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() > static_cast<int64_t>(DLCX_MAX_RANK))
+    return emitError(v.getLoc(), "tensor of rank above ")
+           << DLCX_MAX_RANK << " cannot be stored in the artifact";
+  Place p = places.lookup(v);
+  dlcx_tensor_t t;
+  std::memset(&t, 0, sizeof(t));
+  Type elem = type.getElementType();
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    if (auto orig = main.getArgAttrOfType<TypeAttr>(arg.getArgNumber(),
+                                                    "dlc.element_type"))
+      elem = orig.getValue();
+  }
+  t.dtype = static_cast<uint32_t>(onnx::getDataType(elem));
+  if (t.dtype == 0)
+    return emitError(v.getLoc(), "unsupported element type in the artifact");
+  t.rank = type.getRank();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    t.dims[d] = type.getDimSize(d);
+  t.size = type.getNumElements() * elementBytes(type.getElementType());
+  t.quant_axis = -1;
+  if (p.buffer >= 0) {
+    t.storage = DLCX_STORAGE_ARENA;
+    t.offset = plan.offsets[p.buffer];
+  } else if (p.constant >= 0) {
+    t.storage = DLCX_STORAGE_CONSTANT;
+    t.offset = constantOffsets[p.constant];
+  } else {
+    return emitError(v.getLoc(), "internal error: a value has no place");
+  }
+  uint32_t index = tensors.size();
+  t.name = strings.add("t" + std::to_string(index));
+  tensors.push_back(t);
+  tensorIndex[v] = index;
+  return index;
+}
+
+LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
+  strings.add("");
+  if (failed(analyze()))
+    return failure();
+  Block &entry = main.getBody().front();
+
+  // Model I/O first, with their ONNX names.
+  std::vector<uint32_t> io;
+  for (BlockArgument arg : entry.getArguments()) {
+    FailureOr<uint32_t> t = tensorFor(arg);
+    if (failed(t))
+      return failure();
+    if (auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "dlc.name"))
+      tensors[*t].name = strings.add(name.getValue());
+    io.push_back(*t);
+  }
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  llvm::DenseSet<Value> returned;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (!returned.insert(v).second)
+      return ret.emitError("graph output ")
+             << i << " repeats another output; it needs its own kernel";
+    // Outputs get a descriptor of their own even when another tensor
+    // shares the buffer (a reshape of it, for example).
+    tensorIndex.erase(v);
+    FailureOr<uint32_t> t = tensorFor(v);
+    if (failed(t))
+      return failure();
+    if (auto orig = main.getResultAttrOfType<TypeAttr>(i, "dlc.element_type"))
+      tensors[*t].dtype = onnx::getDataType(orig.getValue());
+    if (auto name = main.getResultAttrOfType<StringAttr>(i, "dlc.name"))
+      tensors[*t].name = strings.add(name.getValue());
+    io.push_back(*t);
+  }
+
+  // Kernels, launches and bindings.
+  llvm::StringMap<uint32_t> kernelIndex;
+  std::vector<dlcx_kernel_t> kernels;
+  for (const KernelInfo &k : binary.kernels) {
+    dlcx_kernel_t d;
+    std::memset(&d, 0, sizeof(d));
+    d.name = strings.add(k.name);
+    d.code_format = k.codeFormat;
+    d.code_offset = k.codeOffset;
+    d.code_size = k.codeSize;
+    d.binding_count = k.bindingCount;
+    for (int i = 0; i < 3; ++i)
+      d.workgroup_size[i] = k.workgroupSize[i];
+    kernelIndex[k.name] = kernels.size();
+    kernels.push_back(d);
+  }
+  std::vector<dlcx_launch_t> launches;
+  std::vector<uint32_t> bindings;
+  for (auto launch : entry.getOps<dlc::LaunchOp>()) {
+    auto it = kernelIndex.find(launch.getKernel());
+    if (it == kernelIndex.end())
+      return launch.emitError("kernel '")
+             << launch.getKernel() << "' was not compiled";
+    const KernelInfo &info = binary.kernels[it->second];
+    dlcx_launch_t l;
+    std::memset(&l, 0, sizeof(l));
+    l.kernel = it->second;
+    l.binding_begin = bindings.size();
+    for (Value v : llvm::concat<Value>(launch.getInputs(),
+                                       launch.getResults())) {
+      FailureOr<uint32_t> t = tensorFor(v);
+      if (failed(t))
+        return failure();
+      bindings.push_back(*t);
+    }
+    l.binding_count = bindings.size() - l.binding_begin;
+    if (l.binding_count != info.bindingCount)
+      return launch.emitError("kernel '")
+             << launch.getKernel() << "' takes " << info.bindingCount
+             << " buffers but the launch passes " << l.binding_count;
+    for (int i = 0; i < 3; ++i)
+      l.grid[i] = info.grid[i];
+    launches.push_back(l);
+  }
+
+  ModuleOp module = main->getParentOfType<ModuleOp>();
+  dlcx_model_t model;
+  std::memset(&model, 0, sizeof(model));
+  model.arena_size = plan.arenaSize;
+  model.arena_lower_bound = plan.lowerBound;
+  StringRef graphName = "main";
+  if (auto n = main->getAttrOfType<StringAttr>("dlc.graph_name"))
+    graphName = n.getValue();
+  model.name = strings.add(graphName);
+  model.producer = strings.add("dlc 0.1.0");
+  model.input_count = entry.getNumArguments();
+  model.output_count = ret.getNumOperands();
+  if (auto n = module->getAttrOfType<IntegerAttr>("dlc.onnx.node_count"))
+    model.onnx_node_count = n.getInt();
+
+  // Sections, each aligned; the constants go last so that growing weights
+  // do not move the tables.
+  std::vector<std::pair<uint32_t, std::string>> sections;
+  auto addTable = [&](uint32_t kind, const void *data, size_t size) {
+    sections.emplace_back(kind,
+                          std::string(static_cast<const char *>(data), size));
+  };
+  addTable(DLCX_SECTION_MODEL, &model, sizeof(model));
+  addTable(DLCX_SECTION_TENSORS, tensors.data(),
+           tensors.size() * sizeof(dlcx_tensor_t));
+  addTable(DLCX_SECTION_KERNELS, kernels.data(),
+           kernels.size() * sizeof(dlcx_kernel_t));
+  addTable(DLCX_SECTION_LAUNCHES, launches.data(),
+           launches.size() * sizeof(dlcx_launch_t));
+  addTable(DLCX_SECTION_BINDINGS, bindings.data(),
+           bindings.size() * sizeof(uint32_t));
+  addTable(DLCX_SECTION_IO, io.data(), io.size() * sizeof(uint32_t));
+  addTable(DLCX_SECTION_STRINGS, strings.data.data(), strings.data.size());
+  addTable(DLCX_SECTION_CODE, binary.code.data(), binary.code.size());
+  addTable(DLCX_SECTION_CONSTANTS, constants.data(), constants.size());
+
+  dlcx_header_t header;
+  std::memset(&header, 0, sizeof(header));
+  header.magic = DLCX_MAGIC;
+  header.version_major = DLCX_VERSION_MAJOR;
+  header.version_minor = DLCX_VERSION_MINOR;
+  header.header_size = sizeof(dlcx_header_t);
+  header.section_count = sections.size();
+  header.section_table_offset = sizeof(dlcx_header_t);
+  header.target = target.kind == TargetKind::CPU      ? DLCX_TARGET_CPU
+                  : target.kind == TargetKind::Vulkan ? DLCX_TARGET_VULKAN
+                                                      : DLCX_TARGET_CUDA;
+  header.target_sm = target.sm;
+  header.target_features = binary.features;
+
+  std::vector<dlcx_section_t> table;
+  uint64_t cursor = alignUp(sizeof(dlcx_header_t) +
+                                sections.size() * sizeof(dlcx_section_t),
+                            DLCX_ALIGNMENT);
+  for (auto &[kind, data] : sections) {
+    dlcx_section_t s;
+    std::memset(&s, 0, sizeof(s));
+    s.kind = kind;
+    s.offset = cursor;
+    s.size = data.size();
+    table.push_back(s);
+    cursor = alignUp(cursor + data.size(), DLCX_ALIGNMENT);
+  }
+  header.file_size = table.back().offset + table.back().size;
+
+  std::string file;
+  file.reserve(header.file_size);
+  append(file, header);
+  for (const dlcx_section_t &s : table)
+    append(file, s);
+  for (auto [s, section] : llvm::zip(table, sections)) {
+    file.resize(s.offset, '\0');
+    file.append(section.second);
+  }
+  uint64_t checksum =
+      dlcx_checksum(file.data() + DLCX_CHECKSUM_START,
+                    file.size() - DLCX_CHECKSUM_START);
+  std::memcpy(&file[offsetof(dlcx_header_t, checksum)], &checksum,
+              sizeof(checksum));
+  os << file;
+
+  if (stats) {
+    if (auto n = module->getAttrOfType<IntegerAttr>("dlc.onnx.node_count"))
+      stats->onnxNodes = n.getInt();
+    stats->kernels = kernels.size();
+    stats->launches = launches.size();
+    stats->plan = plan;
+    stats->constantBytes = constants.size();
+    stats->codeBytes = binary.code.size();
+    stats->fileBytes = file.size();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult dlc::writeArtifact(ModuleOp hostModule,
+                                 const TargetDescription &target,
+                                 const KernelBinary &binary,
+                                 llvm::raw_ostream &os, ArtifactStats *stats) {
+  auto main = hostModule.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return emitError(hostModule.getLoc(), "the model has no main function");
+  Writer writer(main, target, binary);
+  return writer.run(os, stats);
+}

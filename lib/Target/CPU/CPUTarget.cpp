@@ -1,0 +1,270 @@
+//===- CPUTarget.cpp - kernels to native code -----------------------------===//
+//
+// Kernels are lowered to the LLVM dialect with the bare-pointer calling
+// convention, wrapped in the C ABI entry points of artifact_format.h,
+// optimized by LLVM, emitted as an object for the target triple and linked
+// into a shared object with ld.lld (hosted targets), which the runtime loads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Target/KernelBinary.h"
+
+#include "dlc/Codegen/Passes.h"
+
+#include "../../../runtime/include/dlc/artifact_format.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+
+void dlc::buildKernelTilingPipeline(OpPassManager &pm,
+                                    const TargetDescription &target) {
+  // Elementwise chains inside a kernel become one linalg.generic.
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  TileAndDistributeOptions tiling;
+  // CPUs: a few workgroups per core, each worth a thread hand-off; GPUs:
+  // many small workgroups.
+  tiling.targetWorkgroups = target.isGPU() ? 65535 : 64;
+  tiling.minWork = target.isGPU() ? 256 : 16384;
+  pm.addPass(createTileAndDistribute(tiling));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createBufferizeKernels());
+}
+
+LogicalResult dlc::collectKernelInfo(ModuleOp module,
+                                     std::vector<KernelInfo> &kernels) {
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (!f->hasAttr(kKernelAttr))
+      continue;
+    KernelInfo info;
+    info.name = f.getSymName().str();
+    info.bindingCount = f.getNumArguments();
+    if (auto grid = f->getAttrOfType<DenseI64ArrayAttr>(kGridAttr)) {
+      for (auto [i, g] : llvm::enumerate(grid.asArrayRef())) {
+        if (g < 1 || g > UINT32_MAX)
+          return f.emitError("invalid workgroup grid");
+        info.grid[i] = static_cast<uint32_t>(g);
+      }
+    }
+    kernels.push_back(info);
+  }
+  return success();
+}
+
+namespace {
+
+/// The ISA feature bit of the artifact for a triple.
+uint64_t isaFeature(const llvm::Triple &triple) {
+  switch (triple.getArch()) {
+  case llvm::Triple::x86_64:
+    return DLCX_FEATURE_CPU_X86_64;
+  case llvm::Triple::aarch64:
+    return DLCX_FEATURE_CPU_AARCH64;
+  case llvm::Triple::arm:
+    return DLCX_FEATURE_CPU_ARMV7;
+  case llvm::Triple::riscv64:
+    return DLCX_FEATURE_CPU_RISCV64;
+  default:
+    return 0;
+  }
+}
+
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
+  static bool initialized = [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple(target.triple);
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget)
+    return nullptr;
+  std::string features;
+  if (target.cpu != "generic") {
+    llvm::SubtargetFeatures f;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(feature.getKey(), feature.getValue());
+    features = f.getString();
+  } else if (triple.getArch() == llvm::Triple::arm) {
+    features = "+neon,+vfp4";
+  } else if (triple.getArch() == llvm::Triple::riscv64) {
+    features = "+m,+a,+f,+d,+c";
+  }
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(llvmTarget->createTargetMachine(
+      triple, target.cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    error = "cannot create an LLVM target machine for " + target.triple;
+  return tm;
+}
+
+/// Finds ld.lld: next to the LLVM tools dlc was built against, else on PATH.
+std::string findLinker() {
+  for (const char *dir : {DLC_LLVM_TOOLS_DIR})
+    if (llvm::ErrorOr<std::string> p =
+            llvm::sys::findProgramByName("ld.lld", {dir}))
+      return *p;
+  for (const char *name : {"ld.lld-22", "ld.lld"})
+    if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName(name))
+      return *p;
+  return "";
+}
+
+LogicalResult linkSharedObject(Location loc, StringRef object,
+                               std::string &shared) {
+  std::string lld = findLinker();
+  if (lld.empty())
+    return emitError(loc, "cannot find ld.lld (Debian package lld-22), which "
+                          "links CPU kernels into a shared object");
+  SmallString<128> objPath, soPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("dlc-kernels", "o", fd, objPath))
+    return emitError(loc, "cannot create a temporary file");
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+  }
+  if (llvm::sys::fs::createTemporaryFile("dlc-kernels", "so", soPath)) {
+    llvm::sys::fs::remove(objPath);
+    return emitError(loc, "cannot create a temporary file");
+  }
+  std::string soArg = soPath.str().str();
+  SmallVector<StringRef> args = {lld,        "-shared", "--no-undefined-version",
+                                 "-z",       "now",     "--hash-style=both",
+                                 "-o",       soArg,     objPath.str()};
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  llvm::sys::fs::remove(objPath);
+  if (rc != 0) {
+    llvm::sys::fs::remove(soPath);
+    return emitError(loc, "ld.lld failed to link the kernels")
+           << (errorMessage.empty() ? "" : ": ") << errorMessage;
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> so =
+      llvm::MemoryBuffer::getFile(soPath);
+  llvm::sys::fs::remove(soPath);
+  if (!so)
+    return emitError(loc, "cannot read the linked kernels");
+  shared = (*so)->getBuffer().str();
+  return success();
+}
+
+} // namespace
+
+LogicalResult dlc::compileCPUKernels(ModuleOp module,
+                                     const TargetDescription &target,
+                                     bool relocatable, KernelBinary &out) {
+  Location loc = module.getLoc();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  buildKernelTilingPipeline(pm, target);
+  if (failed(pm.run(module)))
+    return failure();
+  if (failed(collectKernelInfo(module, out.kernels)))
+    return failure();
+
+  PassManager lower(module.getContext(), ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(lower)))
+    return failure();
+  lower.addPass(createCPULowerWorkgroups());
+  if (failed(parsePassPipeline(
+          "func.func(convert-linalg-to-loops), lower-affine, "
+          "dlc-legalize-math, convert-math-to-funcs, canonicalize, cse, "
+          "convert-scf-to-cf, expand-strided-metadata, lower-affine, "
+          "finalize-memref-to-llvm, convert-math-to-llvm, "
+          "convert-arith-to-llvm, convert-index-to-llvm, "
+          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
+          "convert-cf-to-llvm, reconcile-unrealized-casts, "
+          "dlc-cpu-kernel-entry, canonicalize",
+          lower)))
+    return emitError(loc, "internal error: invalid CPU lowering pipeline");
+  // Kernels are public symbols of the code object.
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f->hasAttr(kKernelAttr))
+      f.setPublic();
+  if (failed(lower.run(module)))
+    return failure();
+
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target, error);
+  if (!tm)
+    return emitError(loc, error);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "dlc_kernels");
+  if (!llvmModule)
+    return emitError(loc, "cannot translate the kernels to LLVM IR");
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  llvmModule->setDataLayout(tm->createDataLayout());
+
+  // LLVM's standard -O3 pipeline (vectorizes the inner loops).
+  {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager mpm =
+        pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(*llvmModule, mam);
+  }
+
+  llvm::SmallString<0> object;
+  {
+    llvm::raw_svector_ostream os(object);
+    llvm::legacy::PassManager codegen;
+    if (tm->addPassesToEmitFile(codegen, os, nullptr,
+                                llvm::CodeGenFileType::ObjectFile))
+      return emitError(loc, "the LLVM target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  out.features = isaFeature(llvm::Triple(target.triple));
+  if (relocatable) {
+    out.code = object.str().str();
+  } else if (failed(linkSharedObject(loc, object.str(), out.code))) {
+    return failure();
+  }
+  for (KernelInfo &k : out.kernels) {
+    k.codeFormat = relocatable ? 0 : DLCX_CODE_ELF_SHARED;
+    k.codeOffset = 0;
+    k.codeSize = out.code.size();
+  }
+  return success();
+}

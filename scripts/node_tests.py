@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Runs the ONNX backend node tests through dlc-compile and dlc-run.
+
+Every node test (a model.onnx with inputs and expected outputs, shipped with
+the onnx Python package) is compiled for each target and run; the shipped
+outputs are the oracle. Results are compared with an expectations file that
+lists the known failures, each with a reason: a test that fails but is not
+listed is a regression, a listed test that passes is an unexpected pass, and
+both make the run fail so that the expectations stay exact.
+
+  scripts/node_tests.py --build build                       # cpu, check
+  scripts/node_tests.py --targets cpu,vulkan --update       # rewrite list
+  scripts/node_tests.py --filter 'test_conv' --verbose      # a subset
+  scripts/node_tests.py --report docs/conformance.md        # the doc page
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import onnx
+
+# The operators the frontend issue lists, by family (docs/conformance.md
+# reports per family; the denominator is the node tests whose operators
+# are all in this list).
+FAMILIES = {
+    "elementwise": """Add Sub Mul Div Pow Sqrt Reciprocal Neg Abs Exp Log Erf
+        Tanh Sigmoid HardSigmoid HardSwish Relu LeakyRelu PRelu Elu Selu Gelu
+        Softplus Clip Min Max Mean Sum Where Equal Less LessOrEqual Greater
+        GreaterOrEqual Not And Or Xor Cast Floor Ceil Round Sign Mod IsNaN""",
+    "conv-norm": """Conv ConvTranspose MaxPool AveragePool GlobalAveragePool
+        GlobalMaxPool BatchNormalization InstanceNormalization
+        LayerNormalization GroupNormalization LpNormalization""",
+    "matrix": "MatMul Gemm Einsum",
+    "reduction": """ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd
+        ReduceL2 ReduceSumSquare Softmax LogSoftmax ArgMax ArgMin TopK""",
+    "shape": """Reshape Flatten Transpose Squeeze Unsqueeze Concat Split Slice
+        Gather GatherElements GatherND ScatterND Expand Tile Pad Resize
+        Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
+        Identity Dropout Constant CumSum Trilu""",
+    "quantization": """QuantizeLinear DequantizeLinear QLinearConv
+        QLinearMatMul MatMulInteger ConvInteger DynamicQuantizeLinear""",
+}
+OP_FAMILY = {op: fam for fam, ops in FAMILIES.items() for op in ops.split()}
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def default_data_dir():
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test",
+                        "data", "node")
+
+
+def load_test(path):
+    """Returns (ops, input names, output names) of a node test model."""
+    model = onnx.load(os.path.join(path, "model.onnx"), load_external_data=False)
+    inits = {t.name for t in model.graph.initializer}
+    inputs = [i.name for i in model.graph.input if i.name not in inits]
+    outputs = [o.name for o in model.graph.output]
+    ops = sorted({n.op_type for n in model.graph.node})
+    return ops, inputs, outputs
+
+
+def test_family(ops):
+    fams = {OP_FAMILY.get(op) for op in ops}
+    if None in fams:
+        return None
+    # A model mixing families counts for the family of its last listed op
+    # in FAMILIES order that is not elementwise (expanded functions).
+    for fam in reversed(list(FAMILIES)):
+        if fam in fams:
+            return fam
+    return None
+
+
+def run_one(args, name, target, workdir):
+    path = os.path.join(args.data_dir, name)
+    data = os.path.join(path, "test_data_set_0")
+    ops, inputs, outputs = load_test(path)
+    artifact = os.path.join(workdir, target.replace(":", "_"), name + ".dlcx")
+    os.makedirs(os.path.dirname(artifact), exist_ok=True)
+    start = time.time()
+    compile_cmd = [args.dlc_compile, os.path.join(path, "model.onnx"),
+                   "--target=" + target, "-o", artifact]
+    try:
+        p = subprocess.run(compile_cmd, capture_output=True, text=True,
+                           timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return "compile-timeout", "compile took over %ds" % args.timeout
+    if p.returncode != 0:
+        first = next((l for l in p.stderr.splitlines() if "error" in l),
+                     p.stderr.strip().splitlines()[-1:] or ["?"])
+        if isinstance(first, list):
+            first = first[0]
+        if p.returncode < 0 or "Stack dump" in p.stderr:
+            return "compile-crash", first.split("error: ", 1)[-1]
+        return "compile-error", first.split("error: ", 1)[-1]
+    if target.startswith("cuda"):
+        return "pass", "compiled (PTX assembled by ptxas in dlc-compile)"
+    run_cmd = [args.dlc_run, artifact, "--rtol", str(args.rtol),
+               "--atol", str(args.atol), "--threads", "1"]
+    for i in range(len(inputs)):
+        run_cmd += ["--input", os.path.join(data, "input_%d.pb" % i)]
+    for i, out in enumerate(outputs):
+        f = os.path.join(data, "output_%d.pb" % i)
+        if os.path.exists(f):
+            run_cmd += ["--expect", "%s=%s" % (out, f)]
+    try:
+        p = subprocess.run(run_cmd, capture_output=True, text=True,
+                           timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return "run-timeout", "run took over %ds" % args.timeout
+    if p.returncode == 0:
+        return "pass", "%.2fs" % (time.time() - start)
+    msg = (p.stderr.strip() or p.stdout.strip()).splitlines()
+    msg = msg[-1] if msg else "exit %d" % p.returncode
+    if p.returncode == 1:
+        return "mismatch", msg
+    return "run-crash" if p.returncode < 0 else "run-error", msg
+
+
+def read_expectations(path):
+    exp = {}
+    if not os.path.exists(path):
+        return exp
+    for line in open(path):
+        line = line.split("#", 1)
+        reason = line[1].strip() if len(line) > 1 else ""
+        fields = line[0].split()
+        if not fields:
+            continue
+        target, name, status = fields
+        exp[(target, name)] = (status, reason)
+    return exp
+
+
+def write_expectations(path, results, old):
+    lines = ["# Known node-test failures: TARGET TEST STATUS  # reason",
+             "# Regenerate with scripts/node_tests.py --update; keep reasons",
+             "# accurate (they are reviewed)."]
+    for (target, name), (status, msg) in sorted(results.items()):
+        if status == "pass":
+            continue
+        prev = old.get((target, name))
+        reason = prev[1] if prev and prev[0] == status and prev[1] else msg
+        lines.append("%s %s %s  # %s" % (target, name, status,
+                                         reason.replace("\n", " ")[:240]))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_report(path, results, tests, targets, command):
+    fam_counts = collections.defaultdict(lambda: collections.Counter())
+    for (target, name), (status, _) in results.items():
+        fam = tests[name]["family"]
+        fam_counts[(fam, target)]["total"] += 1
+        if status == "pass":
+            fam_counts[(fam, target)]["pass"] += 1
+    lines = ["# Conformance: ONNX backend node tests",
+             "",
+             "Generated by `%s` on %s." % (command, time.strftime("%Y-%m-%d")),
+             "",
+             "The oracle is the expected outputs shipped with the onnx "
+             "package (onnx %s, node tests for opsets up to %d). A test is in "
+             "scope when every operator in its model is in the frontend "
+             "issue's list; `_expanded` variants (the same test written with "
+             "primitive operators) count as separate tests. Known failures, "
+             "each with its reason, are in `test/conformance/"
+             "node-tests.expected`."
+             % (onnx.__version__, onnx.defs.onnx_opset_version()),
+             "",
+             "| family | " + " | ".join(targets) + " |",
+             "|---|" + "---|" * len(targets)]
+    for fam in list(FAMILIES) + ["total"]:
+        cells = []
+        for t in targets:
+            if fam == "total":
+                c = collections.Counter()
+                for f in FAMILIES:
+                    c.update(fam_counts[(f, t)])
+            else:
+                c = fam_counts[(fam, t)]
+            pct = 100.0 * c["pass"] / c["total"] if c["total"] else 0
+            cells.append("%d / %d (%.1f%%)" % (c["pass"], c["total"], pct))
+        lines.append("| %s | %s |" % (fam, " | ".join(cells)))
+    lines.append("")
+    by_status = collections.Counter(s for s, _ in results.values())
+    lines.append("Statuses over all targets: " + ", ".join(
+        "%s %d" % kv for kv in sorted(by_status.items())) + ".")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="build directory holding bin/dlc-compile, dlc-run")
+    ap.add_argument("--data-dir", default=default_data_dir())
+    ap.add_argument("--targets", default="cpu")
+    ap.add_argument("--filter", default="", help="regex on test names")
+    ap.add_argument("--expectations",
+                    default=os.path.join(ROOT, "test", "conformance",
+                                         "node-tests.expected"))
+    ap.add_argument("--update", action="store_true",
+                    help="rewrite the expectations from this run")
+    ap.add_argument("--report", help="write the conformance page here")
+    ap.add_argument("--json", help="write every result here")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    args.dlc_compile = os.path.join(args.build, "bin", "dlc-compile")
+    args.dlc_run = os.path.join(args.build, "bin", "dlc-run")
+    for tool in (args.dlc_compile, args.dlc_run):
+        if not os.access(tool, os.X_OK):
+            sys.exit("node_tests.py: %s is missing; build dlc first" % tool)
+    targets = [t for t in args.targets.split(",") if t]
+
+    tests = {}
+    pattern = re.compile(args.filter) if args.filter else None
+    for name in sorted(os.listdir(args.data_dir)):
+        if pattern and not pattern.search(name):
+            continue
+        path = os.path.join(args.data_dir, name)
+        if not os.path.exists(os.path.join(path, "model.onnx")):
+            continue
+        ops, _, _ = load_test(path)
+        fam = test_family(ops)
+        if fam is None:
+            continue
+        tests[name] = {"family": fam, "ops": ops}
+
+    results = {}
+    workdir = tempfile.mkdtemp(prefix="dlc-node-tests-")
+    try:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            futures = {pool.submit(run_one, args, n, t, workdir): (t, n)
+                       for t in targets for n in tests}
+            for fut in concurrent.futures.as_completed(futures):
+                key = futures[fut]
+                try:
+                    results[key] = fut.result()
+                except Exception as e:  # a harness bug must not hide
+                    results[key] = ("harness-error", repr(e))
+                if args.verbose:
+                    print("%-8s %-60s %s  %s" % (key[0], key[1],
+                                                 results[key][0],
+                                                 results[key][1]))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    expected = read_expectations(args.expectations)
+    regressions, xpass, changed = [], [], []
+    for key, (status, msg) in sorted(results.items()):
+        exp = expected.get(key)
+        if status == "pass" and exp:
+            xpass.append(key)
+        elif status != "pass" and not exp:
+            regressions.append((key, status, msg))
+        elif status != "pass" and exp[0] != status:
+            changed.append((key, exp[0], status, msg))
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"%s %s" % k: v for k, v in results.items()}, f,
+                      indent=1, sort_keys=True)
+    if args.update:
+        keep = {k: v for k, v in expected.items() if k not in results}
+        merged = dict(results)
+        for k, v in keep.items():
+            merged[k] = (v[0], v[1])
+        write_expectations(args.expectations, merged, expected)
+    if args.report:
+        write_report(args.report, results, tests, targets,
+                     "scripts/node_tests.py --targets %s --report %s" %
+                     (args.targets, os.path.relpath(args.report, ROOT)))
+
+    for t in targets:
+        n = sum(1 for (tt, _) in results if tt == t)
+        ok = sum(1 for (tt, _), (s, _) in results.items()
+                 if tt == t and s == "pass")
+        print("%s: %d / %d node tests pass (%.1f%%)" %
+              (t, ok, n, 100.0 * ok / n if n else 0))
+    if args.update:
+        print("expectations written to %s" % args.expectations)
+        return 0
+    for key, status, msg in regressions:
+        print("REGRESSION %s %s: %s: %s" % (key[0], key[1], status, msg))
+    for key, old, new, msg in changed:
+        print("CHANGED %s %s: expected %s, got %s: %s" %
+              (key[0], key[1], old, new, msg))
+    for key in xpass:
+        print("UNEXPECTED PASS %s %s (remove it from %s)" %
+              (key[0], key[1], os.path.relpath(args.expectations, ROOT)))
+    return 1 if regressions or xpass or changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

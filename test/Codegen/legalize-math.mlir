@@ -1,0 +1,20 @@
+// RUN: dlc-opt %s --dlc-legalize-math | FileCheck %s
+
+// No math library calls survive: transcendental functions become
+// polynomials, remf becomes arithmetic, f16 is computed in f32.
+// CHECK-LABEL: func.func @math
+// CHECK-NOT: math.erf
+// CHECK-NOT: math.tanh
+// CHECK-NOT: math.exp
+// CHECK-NOT: arith.remf
+// CHECK-NOT: math.sinh
+// CHECK: return
+func.func @math(%x: f32, %y: f32, %h: f16) -> (f32, f32, f32, f32, f32, f16) {
+  %0 = math.erf %x : f32
+  %1 = math.tanh %x : f32
+  %2 = math.exp %x : f32
+  %3 = arith.remf %x, %y : f32
+  %4 = math.sinh %x : f32
+  %5 = math.exp %h : f16
+  return %0, %1, %2, %3, %4, %5 : f32, f32, f32, f32, f32, f16
+}

@@ -1,0 +1,64 @@
+// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" --canonicalize | FileCheck %s
+
+// The result op is split along its outer parallel loops into 8 workgroups
+// (8 divides 16), and the matmul producer is fused into the loop body.
+// CHECK-LABEL: func.func @matmul_bias
+// CHECK-SAME: attributes {dlc.grid = array<i64: 8, 1, 1>, dlc.kernel}
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (16) step (2)
+// CHECK:   linalg.fill {{.*}} -> tensor<2x32xf32>
+// CHECK:   linalg.matmul {{.*}} -> tensor<2x32xf32>
+// CHECK:   linalg.generic
+// CHECK:   } -> tensor<2x32xf32>
+// CHECK:   tensor.parallel_insert_slice
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_bias(%a: tensor<16x64xf32>, %b: tensor<64x32xf32>, %bias: tensor<32xf32>) -> tensor<16x32xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %bias : tensor<16x32xf32>, tensor<32xf32>) outs(%e : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}
+
+// -----
+
+// Loops a fused statistics reduction reduces over stay whole; the grid uses
+// divisors (6 of the 6 rows), and x is the innermost distributed loop.
+// CHECK-LABEL: func.func @row_reduction
+// CHECK-SAME: dlc.grid = array<i64: 6, 1, 1>
+// CHECK: scf.forall (%{{.*}}) in (6)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_reduction(%x: tensor<6x10xf32>) -> tensor<6x10xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<6xf32>
+  %e2 = tensor.empty() : tensor<6x10xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<6xf32>) -> tensor<6xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<6x10xf32>) outs(%f : tensor<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<6xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %sum : tensor<6x10xf32>, tensor<6xf32>) outs(%e2 : tensor<6x10xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<6x10xf32>
+  return %r : tensor<6x10xf32>
+}
+
+// -----
+
+// A result that is not computed by a tileable op runs as one workgroup.
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: dlc.grid = array<i64: 1, 1, 1>
+// CHECK-NOT: scf.forall
+func.func @concat(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<5xf32> attributes {dlc.kernel} {
+  %c = tensor.concat dim(0) %a, %b : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
+  return %c : tensor<5xf32>
+}

@@ -1,0 +1,116 @@
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-form-dispatches))' | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Epilogue fusion: the bias add and the activation join the matmul, the
+// residual operand becomes a dispatch operand.
+// CHECK-LABEL: func @matmul_epilogue
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>, %[[R:.*]]: tensor<4x16xf32>)
+// CHECK: %[[D:.*]] = dlc.dispatch(%[[A]], %[[B]], %[[R]])
+// CHECK:   linalg.fill
+// CHECK:   linalg.matmul
+// CHECK:   linalg.generic
+// CHECK:   linalg.generic
+// CHECK:   dlc.yield
+// CHECK-NOT: dlc.dispatch
+// CHECK: return %[[D]]
+func.func @matmul_epilogue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %r: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %add = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %r : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%add : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.maximumf %x, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %relu : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Softmax: two reductions and their elementwise neighbours form one kernel.
+// CHECK-LABEL: func @softmax
+// CHECK: dlc.dispatch
+// CHECK-COUNT-4: linalg.generic
+// CHECK: dlc.yield
+// CHECK-NOT: dlc.dispatch
+func.func @softmax(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %f1 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x16xf32>) outs(%f1 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %max : tensor<4x16xf32>, tensor<4xf32>) outs(%e2 : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<4x16xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%exp : tensor<4x16xf32>) outs(%f2 : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %div = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%exp, %sum : tensor<4x16xf32>, tensor<4xf32>) outs(%e2 : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<4x16xf32>
+  return %div : tensor<4x16xf32>
+}
+
+// -----
+
+// Two contractions never share a kernel; the shared zero fill is cloned
+// into both; large constants are operands, splats are cloned.
+// CHECK-LABEL: func @two_matmuls
+// CHECK: %[[W:.*]] = arith.constant dense<{{\[}}[0.000000e+00, 1.000000e+00
+// CHECK: %[[D0:.*]] = dlc.dispatch(%{{.*}}, %[[W]])
+// CHECK:   linalg.fill
+// CHECK:   linalg.matmul
+// CHECK: %[[D1:.*]] = dlc.dispatch(%[[D0]], %[[W]])
+// CHECK:   linalg.fill
+// CHECK:   linalg.matmul
+// CHECK: return %[[D1]]
+func.func @two_matmuls(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]]> : tensor<8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m0 = linalg.matmul ins(%a, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m1 = linalg.matmul ins(%m0, %w : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m1 : tensor<8x8xf32>
+}
+
+// -----
+
+// Outputs that are inputs, or repeat another output, get copy kernels;
+// reshapes stay on the host.
+// CHECK-LABEL: func @outputs
+// CHECK: %[[C:.*]] = tensor.collapse_shape
+// CHECK: %[[D0:.*]] = dlc.dispatch(%[[C]])
+// CHECK:   linalg.copy
+// CHECK: %[[D1:.*]] = dlc.dispatch(%[[C]])
+// CHECK:   linalg.copy
+// CHECK: return %[[D0]], %[[D1]]
+func.func @outputs(%a: tensor<2x4xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c = tensor.collapse_shape %a [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
+  return %c, %c : tensor<8xf32>, tensor<8xf32>
+}
