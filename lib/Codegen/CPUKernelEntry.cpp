@@ -23,8 +23,9 @@ LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
   for (unsigned i = 0; i + 2 < numParams; ++i)
     if (!isa<LLVM::LLVMPointerType>(implType.getParamType(i)))
       return impl.emitError("kernel parameter ")
-             << i << " is not a pointer; kernels must be lowered with the "
-                     "bare-pointer calling convention";
+             << i
+             << " is not a pointer; kernels must be lowered with the "
+                "bare-pointer calling convention";
 
   std::string name = impl.getName().str();
   impl.setName(name + ".impl");

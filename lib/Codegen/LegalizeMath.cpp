@@ -30,8 +30,7 @@ struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
   }
 };
 
-struct LegalizeMathPass
-    : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
+struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandRemF>(&getContext());

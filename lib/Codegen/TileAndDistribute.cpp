@@ -54,8 +54,8 @@ LogicalResult tileKernel(func::FuncOp kernel, int64_t targetWorkgroups,
     xyz.resize(3, 1);
     kernel->setAttr(dlc::kGridAttr, b.getDenseI64ArrayAttr(xyz));
   };
-  Operation *rootOp = ret.getNumOperands() ? ret.getOperand(0).getDefiningOp()
-                                           : nullptr;
+  Operation *rootOp =
+      ret.getNumOperands() ? ret.getOperand(0).getDefiningOp() : nullptr;
   auto root = dyn_cast_or_null<TilingInterface>(rootOp);
   if (!root || rootOp->getParentOp() != kernel.getOperation()) {
     setGrid({});
@@ -72,8 +72,7 @@ LogicalResult tileKernel(func::FuncOp kernel, int64_t targetWorkgroups,
       return rootOp->emitError("kernel loop extents must be static");
     extents.push_back(*size);
   }
-  llvm::SmallBitVector reduced =
-      reducedLoops(kernel, root, iterators.size());
+  llvm::SmallBitVector reduced = reducedLoops(kernel, root, iterators.size());
 
   // Split outer parallel loops until there are about targetWorkgroups
   // workgroups, using divisors so that every tile has the same static size.
@@ -82,9 +81,8 @@ LogicalResult tileKernel(func::FuncOp kernel, int64_t targetWorkgroups,
   int64_t work = 1;
   for (int64_t e : extents)
     work *= std::max<int64_t>(e, 1);
-  int64_t remaining =
-      std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1,
-                          targetWorkgroups);
+  int64_t remaining = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1),
+                                          1, targetWorkgroups);
   for (auto [i, it] : llvm::enumerate(iterators)) {
     if (remaining <= 1 || grid.size() == 3)
       break;

@@ -138,8 +138,8 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   case TargetKind::CPU:
     if (options.emit == EmitKind::PTX || options.emit == EmitKind::SPIRV)
       return emitError(module->getLoc(), "--emit=")
-             << (options.emit == EmitKind::PTX ? "ptx" : "spirv")
-             << " needs a " << (options.emit == EmitKind::PTX ? "cuda" : "vulkan")
+             << (options.emit == EmitKind::PTX ? "ptx" : "spirv") << " needs a "
+             << (options.emit == EmitKind::PTX ? "cuda" : "vulkan")
              << " target, not " << target.str();
     if (failed(compileCPUKernels(*kernels, target,
                                  options.emit == EmitKind::Object, binary)))
@@ -163,9 +163,9 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   if (failed(writeArtifact(*module, target, binary, output, &stats)))
     return failure();
   if (options.printStats) {
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     printStats(stats, seconds, target, llvm::errs());
   }
   return success();

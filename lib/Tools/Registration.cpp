@@ -2,11 +2,11 @@
 
 #include "dlc/Tools/Registration.h"
 
-#include "dlc/Dialect/DLC/IR/DLC.h"
-#include "dlc/Dialect/ONNX/IR/ONNX.h"
 #include "dlc/Codegen/Passes.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/DLC/IR/DLC.h"
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
+#include "dlc/Dialect/ONNX/IR/ONNX.h"
 #include "dlc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"

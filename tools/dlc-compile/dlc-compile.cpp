@@ -16,11 +16,11 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -91,10 +91,10 @@ static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
       kind == dlc::EmitKind::PTX)
     return "-";
   llvm::SmallString<256> path(input);
-  llvm::sys::path::replace_extension(
-      path, kind == dlc::EmitKind::SPIRV    ? "spv"
-            : kind == dlc::EmitKind::Object ? "o"
-                                            : "dlcx");
+  llvm::sys::path::replace_extension(path, kind == dlc::EmitKind::SPIRV ? "spv"
+                                           : kind == dlc::EmitKind::Object
+                                               ? "o"
+                                               : "dlcx");
   return std::string(path);
 }
 
@@ -164,16 +164,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!splitInputFile) {
-    if (failed(
-            dlc::compileONNXFile(context, inputFile, options, output->os())))
+    if (failed(dlc::compileONNXFile(context, inputFile, options, output->os())))
       return 1;
     output->keep();
     return 0;
   }
   // Each chunk is compiled on its own; a failing chunk does not stop the
   // others, but makes the exit status non-zero.
-  std::unique_ptr<llvm::MemoryBuffer> file =
-      openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);
   if (!file) {
     llvm::errs() << "dlc-compile: error: " << error << "\n";
     return 1;

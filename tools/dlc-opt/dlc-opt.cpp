@@ -14,6 +14,6 @@ int main(int argc, char **argv) {
   dlc::registerAllPasses();
   mlir::DialectRegistry registry;
   dlc::registerAllDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "dlc optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "dlc optimizer driver\n", registry));
 }

@@ -34,7 +34,7 @@ struct BufferLifetime {
 struct MemoryPlan {
   std::vector<uint64_t> offsets; ///< per buffer, aligned
   uint64_t arenaSize = 0;
-  uint64_t lowerBound = 0; ///< the largest set of simultaneously live bytes
+  uint64_t lowerBound = 0;  ///< the largest set of simultaneously live bytes
   uint64_t noReuseSize = 0; ///< every buffer in its own place
 };
 

@@ -30,16 +30,16 @@ struct TargetDescription {
   unsigned sm = 0;
 
   /// Capabilities beyond each target's baseline.
-  bool hasFloat16 = false;      ///< fp16 arithmetic and storage
-  bool hasInt8Storage = false;  ///< 8-bit storage buffers (Vulkan)
+  bool hasFloat16 = false;     ///< fp16 arithmetic and storage
+  bool hasInt8Storage = false; ///< 8-bit storage buffers (Vulkan)
   bool hasInt8DotProduct = false;
   bool hasSubgroups = false;
-  bool hasInt64 = false;        ///< 64-bit integers in kernels
+  bool hasInt64 = false; ///< 64-bit integers in kernels
   unsigned subgroupSize = 1;
-  unsigned maxWorkgroupSize = 1;      ///< threads per workgroup
-  uint64_t sharedMemoryBytes = 0;     ///< per workgroup
-  unsigned vectorBits = 128;          ///< preferred SIMD width (CPU)
-  bool isHosted = true;               ///< CPU: has threads and a loader
+  unsigned maxWorkgroupSize = 1;  ///< threads per workgroup
+  uint64_t sharedMemoryBytes = 0; ///< per workgroup
+  unsigned vectorBits = 128;      ///< preferred SIMD width (CPU)
+  bool isHosted = true;           ///< CPU: has threads and a loader
 
   /// Parses `cpu`, `cpu:<triple>`, `vulkan[:+feature,...]` or `cuda:sm_XX`.
   static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);

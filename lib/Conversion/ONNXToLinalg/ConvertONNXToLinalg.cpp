@@ -200,7 +200,8 @@ LogicalResult NodeRewriter::replace(ValueRange values,
   resultOnnxTypes.assign(values.size(), Type());
   for (auto [i, v] : llvm::enumerate(values)) {
     Type elem = cast<ShapedType>(v.getType()).getElementType();
-    Type onnxType = i < onnxTypes.size() && onnxTypes[i] ? onnxTypes[i] : Type();
+    Type onnxType =
+        i < onnxTypes.size() && onnxTypes[i] ? onnxTypes[i] : Type();
     if (!onnxType) {
       // Infer unsignedness: from the declared type, else from input 0.
       Type declared = i < expected ? declaredResultElementType(i) : Type();
@@ -228,8 +229,8 @@ static LogicalResult checkDeclaredType(NodeRewriter &rw, unsigned i,
     return success();
   auto type = cast<RankedTensorType>(computed.getType());
   if (signlessType(declared.getElementType()) != type.getElementType())
-    return rw.fail("inconsistent types: the model declares output " +
-                   Twine(i) + " with element type " +
+    return rw.fail("inconsistent types: the model declares output " + Twine(i) +
+                   " with element type " +
                    llvm::formatv("{0}", declared.getElementType()).str() +
                    " but the node computes " +
                    llvm::formatv("{0}", computedOnnx).str());
@@ -254,9 +255,9 @@ static LogicalResult checkSupport(func::FuncOp func,
   bool ok = true;
   func.walk([&](onnx::NodeOp op) {
     auto report = [&](const Twine &why) {
-      emitError(op.getLoc()) << "node '" << op.getDisplayName() << "' ("
-                             << op.getOpType() << ", opset " << op.getVersion()
-                             << "): " << why;
+      emitError(op.getLoc())
+          << "node '" << op.getDisplayName() << "' (" << op.getOpType()
+          << ", opset " << op.getVersion() << "): " << why;
       ok = false;
     };
     const HandlerRegistry::Entry *entry =
@@ -267,7 +268,8 @@ static LogicalResult checkSupport(func::FuncOp func,
                  : "unsupported operator in domain '" + op.getDomain() + "'");
       return;
     }
-    if (op.getDomain().empty() && static_cast<int64_t>(op.getVersion()) > kMaxKnownOpset) {
+    if (op.getDomain().empty() &&
+        static_cast<int64_t>(op.getVersion()) > kMaxKnownOpset) {
       report("the model uses ai.onnx opset " + Twine(op.getVersion()) +
              ", newer than the newest dlc knows (" + Twine(kMaxKnownOpset) +
              "); the operator may have changed since");
@@ -395,8 +397,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
       func.setResultAttr(operand.getOperandNumber(), "dlc.element_type",
                          TypeAttr::get(onnxType));
   }
-  func.setType(FunctionType::get(func.getContext(),
-                                 entry.getArgumentTypes(),
+  func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
                                  ret.getOperandTypes()));
   for (Operation *op : llvm::reverse(toErase)) {
     op->dropAllUses();

@@ -70,8 +70,7 @@ LogicalResult requireSameTypes(NodeRewriter &rw, unsigned n) {
 
 enum class Arith { Add, Sub, Mul, Div };
 
-template <Arith K>
-LogicalResult convertArith(NodeRewriter &rw) {
+template <Arith K> LogicalResult convertArith(NodeRewriter &rw) {
   if (failed(requireSameTypes(rw, 2)))
     return failure();
   Type t = rw.inputType(0).getElementType();
@@ -101,9 +100,8 @@ LogicalResult convertArith(NodeRewriter &rw) {
         case Arith::Mul:
           return b.createOrFold<arith::MulIOp>(loc, a[0], a[1]);
         case Arith::Div:
-          return isUnsigned
-                     ? b.createOrFold<arith::DivUIOp>(loc, a[0], a[1])
-                     : b.createOrFold<arith::DivSIOp>(loc, a[0], a[1]);
+          return isUnsigned ? b.createOrFold<arith::DivUIOp>(loc, a[0], a[1])
+                            : b.createOrFold<arith::DivSIOp>(loc, a[0], a[1]);
         }
         llvm_unreachable("unknown arithmetic kind");
       });
@@ -165,12 +163,12 @@ LogicalResult convertMod(NodeRewriter &rw) {
           return r;
         // Python-style: the result takes the sign of the divisor.
         Value zero = cst(b, loc, t, 0);
-        Value rNeg =
-            b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, r, zero);
+        Value rNeg = b.createOrFold<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::slt, r, zero);
         Value dNeg = b.createOrFold<arith::CmpIOp>(
             loc, arith::CmpIPredicate::slt, a[1], zero);
-        Value rNonZero =
-            b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
+        Value rNonZero = b.createOrFold<arith::CmpIOp>(
+            loc, arith::CmpIPredicate::ne, r, zero);
         Value signsDiffer = b.createOrFold<arith::XOrIOp>(loc, rNeg, dNeg);
         Value fix = b.createOrFold<arith::AndIOp>(loc, signsDiffer, rNonZero);
         Value adjusted = b.createOrFold<arith::AddIOp>(loc, r, a[1]);
@@ -181,8 +179,7 @@ LogicalResult convertMod(NodeRewriter &rw) {
 /// Min, Max, Sum, Mean over any number of inputs, with broadcasting.
 enum class Variadic { Min, Max, Sum, Mean };
 
-template <Variadic K>
-LogicalResult convertVariadic(NodeRewriter &rw) {
+template <Variadic K> LogicalResult convertVariadic(NodeRewriter &rw) {
   if (rw.numInputs() == 0)
     return rw.fail("needs at least one input");
   if (failed(requireSameTypes(rw, rw.numInputs())))
@@ -237,8 +234,7 @@ LogicalResult convertVariadic(NodeRewriter &rw) {
 
 //===--- unary math -------------------------------------------------------===//
 
-template <typename OpTy>
-LogicalResult convertUnaryMath(NodeRewriter &rw) {
+template <typename OpTy> LogicalResult convertUnaryMath(NodeRewriter &rw) {
   return unaryFloat(rw, [](OpBuilder &b, Location loc, ValueRange a) {
     return b.createOrFold<OpTy>(loc, a[0]);
   });
@@ -262,13 +258,12 @@ LogicalResult convertNeg(NodeRewriter &rw) {
   if (failed(rw.requireInput(0, "X")))
     return failure();
   Type t = rw.inputType(0).getElementType();
-  return emitElementwise(rw, rw.input(0), t,
-                         [&](OpBuilder &b, Location loc, ValueRange a) {
-                           if (isFloat(t))
-                             return b.createOrFold<arith::NegFOp>(loc, a[0]);
-                           return b.createOrFold<arith::SubIOp>(
-                               loc, cst(b, loc, t, 0), a[0]);
-                         });
+  return emitElementwise(
+      rw, rw.input(0), t, [&](OpBuilder &b, Location loc, ValueRange a) {
+        if (isFloat(t))
+          return b.createOrFold<arith::NegFOp>(loc, a[0]);
+        return b.createOrFold<arith::SubIOp>(loc, cst(b, loc, t, 0), a[0]);
+      });
 }
 
 LogicalResult convertReciprocal(NodeRewriter &rw) {
@@ -298,11 +293,11 @@ LogicalResult convertSign(NodeRewriter &rw) {
           return b.createOrFold<arith::SelectOp>(loc, gt, one, r);
         }
         gt = b.createOrFold<arith::CmpIOp>(
-            loc, isUnsigned ? arith::CmpIPredicate::ugt
-                            : arith::CmpIPredicate::sgt,
+            loc,
+            isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt,
             a[0], zero);
-        lt = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
-                                           a[0], zero);
+        lt = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a[0],
+                                           zero);
         Value r = isUnsigned ? zero
                              : b.createOrFold<arith::SelectOp>(loc, lt,
                                                                minusOne, zero);
@@ -331,7 +326,8 @@ LogicalResult convertIsInf(NodeRewriter &rw) {
       rw, rw.input(0), rw.b().getI1Type(),
       [&](OpBuilder &b, Location loc, ValueRange a) {
         Value inf = arith::ConstantOp::create(
-            b, loc, FloatAttr::get(ft, APFloat::getInf(ft.getFloatSemantics())));
+            b, loc,
+            FloatAttr::get(ft, APFloat::getInf(ft.getFloatSemantics())));
         Value ninf = arith::ConstantOp::create(
             b, loc,
             FloatAttr::get(ft, APFloat::getInf(ft.getFloatSemantics(), true)));
@@ -367,15 +363,13 @@ LogicalResult convertRelu(NodeRewriter &rw) {
   if (failed(rw.requireInput(0, "X")))
     return failure();
   Type t = rw.inputType(0).getElementType();
-  return emitElementwise(rw, rw.input(0), t,
-                         [&](OpBuilder &b, Location loc, ValueRange a) {
-                           Value zero = cst(b, loc, t, 0);
-                           if (isFloat(t))
-                             return b.createOrFold<arith::MaximumFOp>(
-                                 loc, a[0], zero);
-                           return b.createOrFold<arith::MaxSIOp>(loc, a[0],
-                                                                 zero);
-                         });
+  return emitElementwise(
+      rw, rw.input(0), t, [&](OpBuilder &b, Location loc, ValueRange a) {
+        Value zero = cst(b, loc, t, 0);
+        if (isFloat(t))
+          return b.createOrFold<arith::MaximumFOp>(loc, a[0], zero);
+        return b.createOrFold<arith::MaxSIOp>(loc, a[0], zero);
+      });
 }
 
 LogicalResult convertLeakyRelu(NodeRewriter &rw) {
@@ -417,7 +411,8 @@ LogicalResult convertElu(NodeRewriter &rw) {
     Value neg = b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT,
                                               a[0], cst(b, loc, t, 0));
     Value em1 = b.createOrFold<math::ExpM1Op>(loc, a[0]);
-    Value scaled = b.createOrFold<arith::MulFOp>(loc, em1, cst(b, loc, t, alpha));
+    Value scaled =
+        b.createOrFold<arith::MulFOp>(loc, em1, cst(b, loc, t, alpha));
     return b.createOrFold<arith::SelectOp>(loc, neg, scaled, a[0]);
   });
 }
@@ -499,10 +494,11 @@ LogicalResult convertGelu(NodeRewriter &rw) {
                    loc, s, cst(b, loc, t, std::sqrt(2.0 / M_PI))));
     } else {
       inner = b.createOrFold<math::ErfOp>(
-          loc, b.createOrFold<arith::MulFOp>(loc, x,
-                                             cst(b, loc, t, M_SQRT1_2)));
+          loc,
+          b.createOrFold<arith::MulFOp>(loc, x, cst(b, loc, t, M_SQRT1_2)));
     }
-    Value onePlus = b.createOrFold<arith::AddFOp>(loc, inner, cst(b, loc, t, 1));
+    Value onePlus =
+        b.createOrFold<arith::AddFOp>(loc, inner, cst(b, loc, t, 1));
     return b.createOrFold<arith::MulFOp>(
         loc, b.createOrFold<arith::MulFOp>(loc, x, cst(b, loc, t, 0.5)),
         onePlus);
@@ -567,11 +563,12 @@ LogicalResult convertShrink(NodeRewriter &rw) {
       rw, rw.input(0), t, [&](OpBuilder &b, Location loc, ValueRange a) {
         Type f = b.getF32Type();
         Value x = castScalar(b, loc, a[0], onnxType, f);
-        Value lt = b.createOrFold<arith::CmpFOp>(
-            loc, arith::CmpFPredicate::OLT, x, cst(b, loc, f, -lambd));
-        Value gt = b.createOrFold<arith::CmpFOp>(
-            loc, arith::CmpFPredicate::OGT, x, cst(b, loc, f, lambd));
-        Value plus = b.createOrFold<arith::AddFOp>(loc, x, cst(b, loc, f, bias));
+        Value lt = b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT,
+                                                 x, cst(b, loc, f, -lambd));
+        Value gt = b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT,
+                                                 x, cst(b, loc, f, lambd));
+        Value plus =
+            b.createOrFold<arith::AddFOp>(loc, x, cst(b, loc, f, bias));
         Value minus =
             b.createOrFold<arith::SubFOp>(loc, x, cst(b, loc, f, bias));
         Value r = b.createOrFold<arith::SelectOp>(
@@ -616,11 +613,11 @@ LogicalResult convertClip(NodeRewriter &rw) {
           return {};
         };
         if (Value l = bound(loIndex, lo))
-          x = isFloat(t) ? b.createOrFold<arith::MaximumFOp>(loc, x, l)
+          x = isFloat(t)   ? b.createOrFold<arith::MaximumFOp>(loc, x, l)
               : isUnsigned ? b.createOrFold<arith::MaxUIOp>(loc, x, l)
                            : b.createOrFold<arith::MaxSIOp>(loc, x, l);
         if (Value h = bound(hiIndex, hi))
-          x = isFloat(t) ? b.createOrFold<arith::MinimumFOp>(loc, x, h)
+          x = isFloat(t)   ? b.createOrFold<arith::MinimumFOp>(loc, x, h)
               : isUnsigned ? b.createOrFold<arith::MinUIOp>(loc, x, h)
                            : b.createOrFold<arith::MinSIOp>(loc, x, h);
         return x;
@@ -636,18 +633,17 @@ LogicalResult convertCompare(NodeRewriter &rw) {
     return failure();
   Type t = rw.inputType(0).getElementType();
   bool isUnsigned = rw.isUnsigned(0) || t.isInteger(1);
-  return emitElementwise(
-      rw, {rw.input(0), rw.input(1)}, rw.b().getI1Type(),
-      [&](OpBuilder &b, Location loc, ValueRange a) {
-        if (isFloat(t))
-          return b.createOrFold<arith::CmpFOp>(loc, FP, a[0], a[1]);
-        return b.createOrFold<arith::CmpIOp>(loc, isUnsigned ? UP : SP, a[0],
-                                             a[1]);
-      });
+  return emitElementwise(rw, {rw.input(0), rw.input(1)}, rw.b().getI1Type(),
+                         [&](OpBuilder &b, Location loc, ValueRange a) {
+                           if (isFloat(t))
+                             return b.createOrFold<arith::CmpFOp>(loc, FP, a[0],
+                                                                  a[1]);
+                           return b.createOrFold<arith::CmpIOp>(
+                               loc, isUnsigned ? UP : SP, a[0], a[1]);
+                         });
 }
 
-template <typename OpTy>
-LogicalResult convertLogic(NodeRewriter &rw) {
+template <typename OpTy> LogicalResult convertLogic(NodeRewriter &rw) {
   if (failed(requireSameTypes(rw, 2)))
     return failure();
   if (!rw.inputType(0).getElementType().isInteger(1))
@@ -678,14 +674,13 @@ LogicalResult convertBitShift(NodeRewriter &rw) {
   if (dir != "LEFT" && dir != "RIGHT")
     return rw.fail("direction must be LEFT or RIGHT");
   Type t = rw.inputType(0).getElementType();
-  return emitElementwise(rw, {rw.input(0), rw.input(1)}, t,
-                         [&](OpBuilder &b, Location loc, ValueRange a) {
-                           if (dir == "LEFT")
-                             return b.createOrFold<arith::ShLIOp>(loc, a[0],
-                                                                  a[1]);
-                           return b.createOrFold<arith::ShRUIOp>(loc, a[0],
-                                                                 a[1]);
-                         });
+  return emitElementwise(
+      rw, {rw.input(0), rw.input(1)}, t,
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        if (dir == "LEFT")
+          return b.createOrFold<arith::ShLIOp>(loc, a[0], a[1]);
+        return b.createOrFold<arith::ShRUIOp>(loc, a[0], a[1]);
+      });
 }
 
 LogicalResult convertWhere(NodeRewriter &rw) {
@@ -697,12 +692,12 @@ LogicalResult convertWhere(NodeRewriter &rw) {
   if (rw.onnxElementType(1) != rw.onnxElementType(2))
     return rw.fail("X and Y have different element types");
   Type t = rw.inputType(1).getElementType();
-  return emitElementwise(rw, {rw.input(0), rw.input(1), rw.input(2)}, t,
-                         [](OpBuilder &b, Location loc, ValueRange a) {
-                           return b.createOrFold<arith::SelectOp>(loc, a[0],
-                                                                  a[1], a[2]);
-                         },
-                         rw.onnxElementType(1));
+  return emitElementwise(
+      rw, {rw.input(0), rw.input(1), rw.input(2)}, t,
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        return b.createOrFold<arith::SelectOp>(loc, a[0], a[1], a[2]);
+      },
+      rw.onnxElementType(1));
 }
 
 //===--- casts ------------------------------------------------------------===//
@@ -798,13 +793,11 @@ void dlc::populateElementwiseHandlers(HandlerRegistry &r) {
 
   using FP = arith::CmpFPredicate;
   using IP = arith::CmpIPredicate;
-  r.add("Equal", {1, 7, 11, 13, 19},
-        convertCompare<FP::OEQ, IP::eq, IP::eq>);
+  r.add("Equal", {1, 7, 11, 13, 19}, convertCompare<FP::OEQ, IP::eq, IP::eq>);
   r.add("Less", {1, 7, 9, 13}, convertCompare<FP::OLT, IP::slt, IP::ult>);
   r.add("LessOrEqual", {12, 16}, convertCompare<FP::OLE, IP::sle, IP::ule>);
   r.add("Greater", {1, 7, 9, 13}, convertCompare<FP::OGT, IP::sgt, IP::ugt>);
-  r.add("GreaterOrEqual", {12, 16},
-        convertCompare<FP::OGE, IP::sge, IP::uge>);
+  r.add("GreaterOrEqual", {12, 16}, convertCompare<FP::OGE, IP::sge, IP::uge>);
   r.add("And", {1, 7}, convertLogic<arith::AndIOp>);
   r.add("Or", {1, 7}, convertLogic<arith::OrIOp>);
   r.add("Xor", {1, 7}, convertLogic<arith::XOrIOp>);

@@ -41,8 +41,8 @@ dlc::broadcastShapes(ArrayRef<SmallVector<int64_t>> shapes,
         continue;
       }
       error = "shapes cannot be broadcast together (dim " +
-              std::to_string(offset + i) + ": " + std::to_string(o) +
-              " vs " + std::to_string(d) + ")";
+              std::to_string(offset + i) + ": " + std::to_string(o) + " vs " +
+              std::to_string(d) + ")";
       return failure();
     }
   }
@@ -63,8 +63,7 @@ TypedAttr dlc::scalarAttr(Type type, double value) {
   return IntegerAttr::get(i, static_cast<int64_t>(std::llround(value)));
 }
 
-Value dlc::scalarConstant(OpBuilder &b, Location loc, Type type,
-                          double value) {
+Value dlc::scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, scalarAttr(type, value));
 }
 
@@ -99,8 +98,7 @@ Type dlc::signlessType(Type type) {
   return type;
 }
 
-Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from,
-                      Type to) {
+Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   Type dst = signlessType(to);
   if (from == to)
     return v;
@@ -294,8 +292,7 @@ FailureOr<Value> dlc::buildElementwise(NodeRewriter &rw, ValueRange operands,
         args.push_back(c.isSplat() ? c.getSplatValue<Attribute>()
                                    : c.getValues<Attribute>()[flat]);
       }
-      Attribute r =
-          evaluateScalarBody(rw.ctx(), loc, args, argTypes, body);
+      Attribute r = evaluateScalarBody(rw.ctx(), loc, args, argTypes, body);
       if (!r || !isa<TypedAttr>(r) ||
           cast<TypedAttr>(r).getType() != resultType)
         ok = false;
@@ -332,13 +329,13 @@ Value dlc::reshapeTo(OpBuilder &b, Location loc, Value v,
   SmallVector<ReassociationIndices> all(1);
   for (int64_t i = 0; i < srcType.getRank(); ++i)
     all[0].push_back(i);
-  Value flat = srcType.getRank() == 1
-                   ? v
-                   : tensor::CollapseShapeOp::create(
-                         b, loc, flatType, v,
-                         srcType.getRank() == 0
-                             ? SmallVector<ReassociationIndices>{}
-                             : all);
+  Value flat =
+      srcType.getRank() == 1
+          ? v
+          : tensor::CollapseShapeOp::create(
+                b, loc, flatType, v,
+                srcType.getRank() == 0 ? SmallVector<ReassociationIndices>{}
+                                       : all);
   if (dstType.getRank() == 1)
     return flat;
   SmallVector<ReassociationIndices> outAll(1);
@@ -402,10 +399,9 @@ Value dlc::padWithValue(OpBuilder &b, Location loc, Value v,
     shape.push_back(d + low[i] + high[i]);
   auto outType = RankedTensorType::get(shape, type.getElementType());
   Value pad = arith::ConstantOp::create(b, loc, value);
-  return tensor::PadOp::create(b, loc, outType, v,
-                               getAsIndexOpFoldResult(b.getContext(), low),
-                               getAsIndexOpFoldResult(b.getContext(), high),
-                               pad, /*nofold=*/false);
+  return tensor::PadOp::create(
+      b, loc, outType, v, getAsIndexOpFoldResult(b.getContext(), low),
+      getAsIndexOpFoldResult(b.getContext(), high), pad, /*nofold=*/false);
 }
 
 Value dlc::broadcastTo(OpBuilder &b, Location loc, Value v,
@@ -430,11 +426,12 @@ FailureOr<WindowParams> dlc::resolveWindow(NodeRewriter &rw,
   WindowParams p;
   p.strides = rw.getInts("strides", SmallVector<int64_t>(n, 1));
   p.dilations = rw.getInts("dilations", SmallVector<int64_t>(n, 1));
-  SmallVector<int64_t> pads = rw.getInts("pads", SmallVector<int64_t>(2 * n, 0));
+  SmallVector<int64_t> pads =
+      rw.getInts("pads", SmallVector<int64_t>(2 * n, 0));
   if (p.strides.size() != n || p.dilations.size() != n || pads.size() != 2 * n)
-    return rw.fail("strides, dilations and pads must have " +
-                   Twine(n) + ", " + Twine(n) + " and " + Twine(2 * n) +
-                   " entries for " + Twine(n) + " spatial dims");
+    return rw.fail("strides, dilations and pads must have " + Twine(n) + ", " +
+                   Twine(n) + " and " + Twine(2 * n) + " entries for " +
+                   Twine(n) + " spatial dims");
   for (size_t i = 0; i < n; ++i) {
     if (p.strides[i] < 1 || p.dilations[i] < 1)
       return rw.fail("strides and dilations must be positive");
@@ -468,8 +465,7 @@ FailureOr<WindowParams> dlc::resolveWindow(NodeRewriter &rw,
       return rw.fail("unknown auto_pad '" + autoPad + "'");
     }
     if (out < 1)
-      return rw.fail("the output would be empty along spatial dim " +
-                     Twine(i));
+      return rw.fail("the output would be empty along spatial dim " + Twine(i));
     // Windows that reach past the high padding (ceil mode) need more of it.
     hi = std::max(hi, (out - 1) * s + ek - in - lo);
     p.padLow.push_back(lo);

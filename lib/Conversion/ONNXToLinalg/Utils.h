@@ -105,9 +105,10 @@ int64_t numElements(llvm::ArrayRef<int64_t> shape);
 struct WindowParams {
   llvm::SmallVector<int64_t> strides, dilations, padLow, padHigh, outSize;
 };
-mlir::FailureOr<WindowParams>
-resolveWindow(NodeRewriter &rw, llvm::ArrayRef<int64_t> spatial,
-              llvm::ArrayRef<int64_t> kernel, bool ceilMode = false);
+mlir::FailureOr<WindowParams> resolveWindow(NodeRewriter &rw,
+                                            llvm::ArrayRef<int64_t> spatial,
+                                            llvm::ArrayRef<int64_t> kernel,
+                                            bool ceilMode = false);
 
 } // namespace dlc
 

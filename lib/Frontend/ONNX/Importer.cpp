@@ -143,9 +143,9 @@ FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
   const ::onnx::TypeProto_Tensor &tensor = type.tensor_type();
   Type elementType = convertElementType(&ctx, tensor.elem_type());
   if (!elementType)
-    return emitError(fileLoc) << what << " has element type "
-                              << dtypeName(tensor.elem_type())
-                              << ", which dlc does not support",
+    return emitError(fileLoc)
+               << what << " has element type " << dtypeName(tensor.elem_type())
+               << ", which dlc does not support",
            failure();
   if (!tensor.has_shape())
     return Type(UnrankedTensorType::get(elementType));
@@ -201,8 +201,8 @@ LogicalResult ModelImporter::pinInputShapes() {
   for (const auto &entry : options.inputShapes)
     if (!seen.contains(entry.getKey()))
       return emitError(fileLoc, "--input-shape names '")
-             << entry.getKey() << "', which is not a graph input (inputs: "
-             << inputList << ")";
+             << entry.getKey()
+             << "', which is not a graph input (inputs: " << inputList << ")";
   return success();
 }
 
@@ -220,10 +220,10 @@ LogicalResult ModelImporter::runShapeInference() {
     return success();
   try {
     ::onnx::ShapeInferenceOptions inferenceOptions(/*check_type=*/false,
-                                                 /*error_mode=*/0,
-                                                 /*data_prop=*/true);
-    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(),
-                                       inferenceOptions);
+                                                   /*error_mode=*/0,
+                                                   /*data_prop=*/true);
+    ::onnx::shape_inference::InferShapes(
+        model, ::onnx::OpSchemaRegistry::Instance(), inferenceOptions);
   } catch (const std::exception &e) {
     return emitError(fileLoc, "ONNX shape inference rejects the model: ")
            << e.what();
@@ -287,8 +287,8 @@ ModelImporter::importExternalTensor(::onnx::TensorProto &tensor,
   uint64_t fileSize;
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
     return emitError(loc) << "external data file '" << path << "' of tensor '"
-                          << tensor.name() << "' cannot be read: "
-                          << ec.message(),
+                          << tensor.name()
+                          << "' cannot be read: " << ec.message(),
            failure();
   int64_t bytes = type.getNumElements() * storageBytes(type.getElementType());
   if (length >= 0 && length != bytes)
@@ -301,8 +301,8 @@ ModelImporter::importExternalTensor(::onnx::TensorProto &tensor,
       fileSize - offset < static_cast<uint64_t>(bytes))
     return emitError(loc) << "external data of tensor '" << tensor.name()
                           << "' (offset " << offset << ", " << bytes
-                          << " bytes) lies beyond the end of '" << path
-                          << "' (" << fileSize << " bytes)",
+                          << " bytes) lies beyond the end of '" << path << "' ("
+                          << fileSize << " bytes)",
            failure();
   // Map the slice: the weights are read straight from the file's pages.
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
@@ -323,7 +323,8 @@ ModelImporter::importExternalTensor(::onnx::TensorProto &tensor,
   return ElementsAttr(DenseResourceElementsAttr::get(
       type, tensor.name(),
       AsmResourceBlob(
-          data, align, [owned](void *, size_t, size_t) mutable { owned.reset(); },
+          data, align,
+          [owned](void *, size_t, size_t) mutable { owned.reset(); },
           /*dataIsMutable=*/false)));
 }
 
@@ -339,13 +340,13 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
   int64_t numElements = 1;
   for (int64_t d : tensor.dims()) {
     if (d < 0)
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has negative dim " << d,
+      return emitError(loc)
+                 << "tensor '" << tensor.name() << "' has negative dim " << d,
              failure();
     shape.push_back(d);
     if (d != 0 && numElements > INT64_MAX / d)
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has too many elements",
+      return emitError(loc)
+                 << "tensor '" << tensor.name() << "' has too many elements",
              failure();
     numElements *= d;
   }
@@ -364,11 +365,10 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
       for (int32_t v : tensor.int32_data())
         packed.push_back(static_cast<char>(v));
     if (static_cast<int64_t>(packed.size()) != (numElements + 1) / 2)
-      return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
-                            << shapeToString(shape) << " needs "
-                            << (numElements + 1) / 2
-                            << " bytes of packed 4-bit data but has "
-                            << packed.size(),
+      return emitError(loc)
+                 << "tensor '" << tensor.name() << "' of shape "
+                 << shapeToString(shape) << " needs " << (numElements + 1) / 2
+                 << " bytes of packed 4-bit data but has " << packed.size(),
              failure();
     SmallVector<APInt> elems;
     for (int64_t i = 0; i < numElements; ++i) {
@@ -383,12 +383,12 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
   if (tensor.has_raw_data()) {
     if (static_cast<int64_t>(tensor.raw_data().size()) !=
         numElements * elemBytes)
-      return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
-                            << shapeToString(shape) << " and type "
-                            << dtypeName(tensor.data_type()) << " needs "
-                            << numElements * elemBytes
-                            << " bytes of raw data but has "
-                            << tensor.raw_data().size(),
+      return emitError(loc)
+                 << "tensor '" << tensor.name() << "' of shape "
+                 << shapeToString(shape) << " and type "
+                 << dtypeName(tensor.data_type()) << " needs "
+                 << numElements * elemBytes << " bytes of raw data but has "
+                 << tensor.raw_data().size(),
              failure();
   } else {
     // Typed fields: copy into a raw little-endian buffer.
@@ -423,11 +423,12 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
     }
     if (count != numElements)
       return emitError(loc) << "tensor '" << tensor.name() << "' of shape "
-                            << shapeToString(shape) << " needs "
-                            << numElements << " values but has " << count,
+                            << shapeToString(shape) << " needs " << numElements
+                            << " values but has " << count,
              failure();
   }
-  const std::string &bytes = tensor.has_raw_data() ? tensor.raw_data() : storage;
+  const std::string &bytes =
+      tensor.has_raw_data() ? tensor.raw_data() : storage;
   if (numElements <= kInlineElementLimit || elementType.isInteger(1)) {
     if (elementType.isInteger(1)) {
       SmallVector<bool> bools;
@@ -454,7 +455,8 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
   return ElementsAttr(DenseResourceElementsAttr::get(
       type, tensor.name(),
       AsmResourceBlob(
-          data, align, [owned](void *, size_t, size_t) mutable { owned.reset(); },
+          data, align,
+          [owned](void *, size_t, size_t) mutable { owned.reset(); },
           /*dataIsMutable=*/false)));
 }
 
@@ -487,8 +489,8 @@ ModelImporter::importAttribute(::onnx::AttributeProto &attr,
         SmallVector<float>(attr.floats().begin(), attr.floats().end()));
     break;
   case ::onnx::AttributeProto::STRINGS:
-    value = b.getStrArrayAttr(SmallVector<StringRef>(attr.strings().begin(),
-                                                     attr.strings().end()));
+    value = b.getStrArrayAttr(
+        SmallVector<StringRef>(attr.strings().begin(), attr.strings().end()));
     break;
   case ::onnx::AttributeProto::TENSOR: {
     FailureOr<ElementsAttr> t = importTensor(*attr.mutable_t(), loc);
@@ -559,17 +561,16 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
   }
   auto op = dlc::onnx::NodeOp::create(
       builder, loc, resultTypes, builder.getStringAttr(node.op_type()),
-      builder.getStringAttr(domain),
-      builder.getI64IntegerAttr(opsetIt->second),
+      builder.getStringAttr(domain), builder.getI64IntegerAttr(opsetIt->second),
       node.name().empty() ? StringAttr() : builder.getStringAttr(node.name()),
       builder.getDictionaryAttr(attrs), inputs);
   for (auto [name, result] : llvm::zip(node.output(), op.getOutputs())) {
     if (name.empty())
       continue;
     if (!values.insert({name, result}).second)
-      return emitError(loc) << "node '" << node.name() << "' ("
-                            << node.op_type() << ") defines '" << name
-                            << "', which is already defined";
+      return emitError(loc)
+             << "node '" << node.name() << "' (" << node.op_type()
+             << ") defines '" << name << "', which is already defined";
   }
   return success();
 }
@@ -587,9 +588,8 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   Builder &b = builder;
   SmallVector<NamedAttribute> opsetAttrs;
   for (auto &[domain, version] : opsets)
-    opsetAttrs.push_back(
-        b.getNamedAttr(domain.empty() ? "ai.onnx" : domain,
-                       b.getI64IntegerAttr(version)));
+    opsetAttrs.push_back(b.getNamedAttr(domain.empty() ? "ai.onnx" : domain,
+                                        b.getI64IntegerAttr(version)));
   (*module)->setAttr("dlc.onnx.opsets", b.getDictionaryAttr(opsetAttrs));
   (*module)->setAttr("dlc.onnx.node_count",
                      b.getI64IntegerAttr(graph.node_size()));
@@ -735,12 +735,11 @@ OwningOpRef<ModuleOp> dlc::importONNXBuffer(MLIRContext &context,
                  << " bytes; protobuf cannot hold more than 2 GB, so models "
                     "that large must keep weights in external data files",
              nullptr;
-    google::protobuf::io::ArrayInputStream stream(buffer.data(),
-                                                  static_cast<int>(buffer.size()));
+    google::protobuf::io::ArrayInputStream stream(
+        buffer.data(), static_cast<int>(buffer.size()));
     google::protobuf::io::CodedInputStream coded(&stream);
     coded.SetTotalBytesLimit(INT_MAX);
-    if (!model->ParseFromCodedStream(&coded) ||
-        !coded.ConsumedEntireMessage())
+    if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
       return emitError(fileLoc, "not a valid ONNX model: the protobuf is "
                                 "malformed or truncated"),
              nullptr;
@@ -766,7 +765,7 @@ OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
                << path << "': " << file.getError().message(),
            nullptr;
   StringRef buffer = (*file)->getBuffer();
-  bool isText = path.ends_with(".onnxtxt") ||
-                buffer.ltrim().starts_with("<") || buffer.ltrim().starts_with("#");
+  bool isText = path.ends_with(".onnxtxt") || buffer.ltrim().starts_with("<") ||
+                buffer.ltrim().starts_with("#");
   return importONNXBuffer(context, buffer, path, isText, options);
 }

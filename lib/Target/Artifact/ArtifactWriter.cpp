@@ -36,8 +36,7 @@ int64_t elementBytes(Type t) {
   return (t.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-template <typename T>
-void append(std::string &s, const T &value) {
+template <typename T> void append(std::string &s, const T &value) {
   s.append(reinterpret_cast<const char *>(&value), sizeof(T));
 }
 
@@ -237,8 +236,8 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     FailureOr<uint32_t> t = tensorFor(arg);
     if (failed(t))
       return failure();
-    if (auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "dlc.name"))
+    if (auto name =
+            main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.name"))
       tensors[*t].name = strings.add(name.getValue());
     io.push_back(*t);
   }
@@ -289,8 +288,8 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     std::memset(&l, 0, sizeof(l));
     l.kernel = it->second;
     l.binding_begin = bindings.size();
-    for (Value v : llvm::concat<Value>(launch.getInputs(),
-                                       launch.getResults())) {
+    for (Value v :
+         llvm::concat<Value>(launch.getInputs(), launch.getResults())) {
       FailureOr<uint32_t> t = tensorFor(v);
       if (failed(t))
         return failure();
@@ -357,9 +356,9 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   header.target_features = binary.features;
 
   std::vector<dlcx_section_t> table;
-  uint64_t cursor = alignUp(sizeof(dlcx_header_t) +
-                                sections.size() * sizeof(dlcx_section_t),
-                            DLCX_ALIGNMENT);
+  uint64_t cursor =
+      alignUp(sizeof(dlcx_header_t) + sections.size() * sizeof(dlcx_section_t),
+              DLCX_ALIGNMENT);
   for (auto &[kind, data] : sections) {
     dlcx_section_t s;
     std::memset(&s, 0, sizeof(s));
@@ -380,9 +379,8 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     file.resize(s.offset, '\0');
     file.append(section.second);
   }
-  uint64_t checksum =
-      dlcx_checksum(file.data() + DLCX_CHECKSUM_START,
-                    file.size() - DLCX_CHECKSUM_START);
+  uint64_t checksum = dlcx_checksum(file.data() + DLCX_CHECKSUM_START,
+                                    file.size() - DLCX_CHECKSUM_START);
   std::memcpy(&file[offsetof(dlcx_header_t, checksum)], &checksum,
               sizeof(checksum));
   os << file;

@@ -36,10 +36,10 @@ MemoryPlan dlc::planMemory(const std::vector<BufferLifetime> &buffers,
       const BufferLifetime &other = buffers[j];
       if (other.last < buf.first || buf.last < other.first)
         continue;
-      taken.emplace_back(plan.offsets[j],
-                         plan.offsets[j] +
-                             alignUp(std::max<uint64_t>(other.size, 1),
-                                     alignment));
+      taken.emplace_back(
+          plan.offsets[j],
+          plan.offsets[j] +
+              alignUp(std::max<uint64_t>(other.size, 1), alignment));
     }
     llvm::sort(taken);
     // Best fit: the smallest gap that holds the buffer, else the end.

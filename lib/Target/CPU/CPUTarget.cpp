@@ -159,9 +159,9 @@ LogicalResult linkSharedObject(Location loc, StringRef object,
     return emitError(loc, "cannot create a temporary file");
   }
   std::string soArg = soPath.str().str();
-  SmallVector<StringRef> args = {lld,        "-shared", "--no-undefined-version",
-                                 "-z",       "now",     "--hash-style=both",
-                                 "-o",       soArg,     objPath.str()};
+  SmallVector<StringRef> args = {lld,  "-shared", "--no-undefined-version",
+                                 "-z", "now",     "--hash-style=both",
+                                 "-o", soArg,     objPath.str()};
   std::string errorMessage;
   int rc = llvm::sys::ExecuteAndWait(lld, args, std::nullopt, {}, 0, 0,
                                      &errorMessage);

@@ -102,19 +102,19 @@ typedef enum dlcx_code_format_e {
 } dlcx_code_format_t;
 
 typedef struct dlcx_header_t {
-  uint32_t magic;               /* DLCX_MAGIC */
-  uint16_t version_major;       /* DLCX_VERSION_MAJOR */
-  uint16_t version_minor;       /* DLCX_VERSION_MINOR */
-  uint64_t checksum;            /* dlcx_checksum of [16, file_size) */
-  uint64_t file_size;           /* total bytes of the artifact */
-  uint32_t header_size;         /* sizeof(dlcx_header_t) */
-  uint32_t section_count;       /* entries in the section table */
-  uint64_t section_table_offset;/* dlcx_section_t[section_count] */
-  uint32_t target;              /* dlcx_target_t */
-  uint32_t target_sm;           /* CUDA: e.g. 87 for sm_87; 0 otherwise */
-  uint64_t target_features;     /* dlcx_feature_t bits */
-  uint32_t flags;               /* reserved, 0 */
-  uint32_t reserved;            /* 0 */
+  uint32_t magic;                /* DLCX_MAGIC */
+  uint16_t version_major;        /* DLCX_VERSION_MAJOR */
+  uint16_t version_minor;        /* DLCX_VERSION_MINOR */
+  uint64_t checksum;             /* dlcx_checksum of [16, file_size) */
+  uint64_t file_size;            /* total bytes of the artifact */
+  uint32_t header_size;          /* sizeof(dlcx_header_t) */
+  uint32_t section_count;        /* entries in the section table */
+  uint64_t section_table_offset; /* dlcx_section_t[section_count] */
+  uint32_t target;               /* dlcx_target_t */
+  uint32_t target_sm;            /* CUDA: e.g. 87 for sm_87; 0 otherwise */
+  uint64_t target_features;      /* dlcx_feature_t bits */
+  uint32_t flags;                /* reserved, 0 */
+  uint32_t reserved;             /* 0 */
 } dlcx_header_t;
 
 typedef struct dlcx_section_t {
@@ -125,23 +125,23 @@ typedef struct dlcx_section_t {
 } dlcx_section_t;
 
 typedef struct dlcx_model_t {
-  uint64_t arena_size;      /* bytes of the one per-session arena */
+  uint64_t arena_size;        /* bytes of the one per-session arena */
   uint64_t arena_lower_bound; /* largest simultaneously-live set, bytes */
-  uint32_t name;            /* string: the graph name */
-  uint32_t producer;        /* string: "dlc <version>" */
-  uint32_t input_count;     /* first entries of the IO section */
-  uint32_t output_count;    /* next entries of the IO section */
-  uint32_t onnx_node_count; /* nodes in the source model (for statistics) */
+  uint32_t name;              /* string: the graph name */
+  uint32_t producer;          /* string: "dlc <version>" */
+  uint32_t input_count;       /* first entries of the IO section */
+  uint32_t output_count;      /* next entries of the IO section */
+  uint32_t onnx_node_count;   /* nodes in the source model (for statistics) */
   uint32_t reserved;
 } dlcx_model_t;
 
 typedef struct dlcx_tensor_t {
-  uint32_t name;             /* string */
-  uint32_t dtype;            /* dlcx_dtype_t */
-  uint32_t storage;          /* dlcx_storage_t */
-  uint32_t rank;             /* <= DLCX_MAX_RANK */
-  uint64_t offset;           /* arena or CONSTANTS offset, aligned */
-  uint64_t size;             /* bytes; equals the product of dims * dtype size */
+  uint32_t name;    /* string */
+  uint32_t dtype;   /* dlcx_dtype_t */
+  uint32_t storage; /* dlcx_storage_t */
+  uint32_t rank;    /* <= DLCX_MAX_RANK */
+  uint64_t offset;  /* arena or CONSTANTS offset, aligned */
+  uint64_t size;    /* bytes; equals the product of dims * dtype size */
   int64_t dims[DLCX_MAX_RANK];
   /* Quantization of the stored values; scale == 0 means "not quantized".
    * Per-axis parameters: quant_axis >= 0, and quant_params is the CONSTANTS
@@ -149,25 +149,25 @@ typedef struct dlcx_tensor_t {
    * points. */
   float scale;
   int32_t zero_point;
-  int32_t quant_axis;        /* -1: per tensor */
+  int32_t quant_axis; /* -1: per tensor */
   uint32_t reserved;
   uint64_t quant_params;
 } dlcx_tensor_t;
 
 typedef struct dlcx_kernel_t {
-  uint32_t name;            /* string: symbol (CPU) or entry point (GPU) */
-  uint32_t code_format;     /* dlcx_code_format_t */
-  uint64_t code_offset;     /* into the CODE section */
-  uint64_t code_size;       /* bytes; kernels may share one blob */
-  uint32_t binding_count;   /* buffers the kernel takes, in order */
+  uint32_t name;              /* string: symbol (CPU) or entry point (GPU) */
+  uint32_t code_format;       /* dlcx_code_format_t */
+  uint64_t code_offset;       /* into the CODE section */
+  uint64_t code_size;         /* bytes; kernels may share one blob */
+  uint32_t binding_count;     /* buffers the kernel takes, in order */
   uint32_t workgroup_size[3]; /* GPU local size; 1,1,1 on CPU */
 } dlcx_kernel_t;
 
 typedef struct dlcx_launch_t {
-  uint32_t kernel;          /* index into KERNELS */
-  uint32_t binding_begin;   /* first entry in BINDINGS */
-  uint32_t binding_count;   /* == kernels[kernel].binding_count */
-  uint32_t grid[3];         /* workgroups; CPU kernels get [0, product) */
+  uint32_t kernel;        /* index into KERNELS */
+  uint32_t binding_begin; /* first entry in BINDINGS */
+  uint32_t binding_count; /* == kernels[kernel].binding_count */
+  uint32_t grid[3];       /* workgroups; CPU kernels get [0, product) */
 } dlcx_launch_t;
 
 /* CPU kernels. Every CPU kernel symbol has this type. `bindings[i]` is the

@@ -137,7 +137,7 @@ typedef struct dlc_tensor_info_t {
   uint32_t rank;
   const int64_t *dims;
   size_t size_bytes;
-  float scale;        /* 0: not quantized */
+  float scale; /* 0: not quantized */
   int32_t zero_point;
 } dlc_tensor_info_t;
 

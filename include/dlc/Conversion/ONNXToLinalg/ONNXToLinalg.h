@@ -34,8 +34,7 @@ class NodeRewriter;
 /// to a failed FailureOr<T>, so that `return rw.fail(...)` works in both.
 struct [[nodiscard]] NodeFailure {
   operator mlir::LogicalResult() const { return mlir::failure(); }
-  template <typename T>
-  operator mlir::FailureOr<T>() const {
+  template <typename T> operator mlir::FailureOr<T>() const {
     return mlir::failure();
   }
 };
@@ -115,11 +114,11 @@ public:
   mlir::LogicalResult requireInput(unsigned i, llvm::StringRef what);
   /// Reads input `i` as a compile-time constant of integers (shape, axes,
   /// pads, ...). Fails with a message naming `what` if it is not constant.
-  mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(unsigned i,
-                                                           llvm::StringRef what);
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  constantInts(unsigned i, llvm::StringRef what);
   /// Reads input `i` as a constant of floats.
-  mlir::FailureOr<llvm::SmallVector<double>> constantFloats(unsigned i,
-                                                            llvm::StringRef what);
+  mlir::FailureOr<llvm::SmallVector<double>>
+  constantFloats(unsigned i, llvm::StringRef what);
   /// The constant value of input `i`, if it is one.
   mlir::ElementsAttr constantInput(unsigned i);
 

@@ -43,8 +43,7 @@ LogicalResult DispatchOp::verify() {
   return success();
 }
 
-LogicalResult
-LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto kernel =
       symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr());
   if (!kernel)

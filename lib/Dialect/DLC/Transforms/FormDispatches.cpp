@@ -81,8 +81,7 @@ bool isGenerator(Operation *op) {
 
 bool isElementwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  return linalgOp && isAllParallel(linalgOp) &&
-         classify(op) == OpKind::Cheap;
+  return linalgOp && isAllParallel(linalgOp) && classify(op) == OpKind::Cheap;
 }
 
 struct Group {
@@ -273,8 +272,8 @@ LogicalResult DispatchFormer::buildRegion(Group &g) {
     auto visit = [&](Value v) {
       Operation *def = v.getDefiningOp();
       // Values defined by group members (or inside them) stay internal.
-      if (def && members.contains(
-                     func.getBody().front().findAncestorOpInBlock(*def)))
+      if (def &&
+          members.contains(func.getBody().front().findAncestorOpInBlock(*def)))
         return;
       if (isClonedIntoRegion(v)) {
         // A clone's own operands (a fill's value and init) come first.

@@ -17,9 +17,10 @@ namespace {
 /// A short, readable name for the op that produces the dispatch's result:
 /// "conv_2d_nchw_fchw", "generic", "pad", ...
 std::string describe(dlc::DispatchOp dispatch) {
-  Operation *producer = dispatch.getYield().getValues().empty()
-                            ? nullptr
-                            : dispatch.getYield().getValues()[0].getDefiningOp();
+  Operation *producer =
+      dispatch.getYield().getValues().empty()
+          ? nullptr
+          : dispatch.getYield().getValues()[0].getDefiningOp();
   if (!producer)
     return "copy";
   std::string name = producer->getName().stripDialect().str();

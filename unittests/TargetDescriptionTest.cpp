@@ -1,0 +1,65 @@
+//===- TargetDescriptionTest.cpp - target specs ---------------------------===//
+
+#include "dlc/Target/TargetDescription.h"
+
+#include <gtest/gtest.h>
+
+using namespace dlc;
+
+namespace {
+
+TargetDescription parseOk(llvm::StringRef spec) {
+  llvm::Expected<TargetDescription> t = TargetDescription::parse(spec);
+  EXPECT_TRUE(static_cast<bool>(t)) << spec.str();
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    return {};
+  }
+  return *t;
+}
+
+std::string parseError(llvm::StringRef spec) {
+  llvm::Expected<TargetDescription> t = TargetDescription::parse(spec);
+  EXPECT_FALSE(static_cast<bool>(t)) << spec.str();
+  return t ? "" : llvm::toString(t.takeError());
+}
+
+TEST(TargetDescription, Host) {
+  TargetDescription t = parseOk("cpu");
+  EXPECT_EQ(t.kind, TargetKind::CPU);
+  EXPECT_FALSE(t.triple.empty());
+  EXPECT_TRUE(t.isHosted);
+}
+
+TEST(TargetDescription, CrossCPU) {
+  TargetDescription t = parseOk("cpu:aarch64-linux-gnu");
+  EXPECT_EQ(t.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(t.cpu, "generic");
+  EXPECT_EQ(parseOk("cpu:riscv64-linux-gnu").str(),
+            "cpu:riscv64-unknown-linux-gnu");
+  EXPECT_NE(parseError("cpu:mips-linux-gnu").find("unsupported CPU target"),
+            std::string::npos);
+}
+
+TEST(TargetDescription, VulkanFeatures) {
+  TargetDescription base = parseOk("vulkan");
+  EXPECT_FALSE(base.hasFloat16);
+  EXPECT_FALSE(base.hasInt64);
+  TargetDescription t = parseOk("vulkan:+fp16,+dot8");
+  EXPECT_TRUE(t.hasFloat16);
+  EXPECT_TRUE(t.hasInt8DotProduct);
+  EXPECT_TRUE(t.hasInt8Storage) << "dot8 implies 8-bit storage";
+  EXPECT_EQ(t.str(), "vulkan:+fp16,+int8,+dot8");
+  EXPECT_NE(parseError("vulkan:+fp64").find("unknown Vulkan target feature"),
+            std::string::npos);
+}
+
+TEST(TargetDescription, CUDA) {
+  EXPECT_EQ(parseOk("cuda:sm_87").sm, 87u);
+  EXPECT_NE(parseError("cuda:sm_70").find("unsupported CUDA architecture"),
+            std::string::npos);
+  EXPECT_NE(parseError("cuda").find("cuda:sm_XX"), std::string::npos);
+  EXPECT_NE(parseError("tpu").find("unknown target"), std::string::npos);
+}
+
+} // namespace
