@@ -1,0 +1,168 @@
+/*===- cpu_pool.c - a persistent thread pool for one session --------------===*
+ *
+ * Threads are created once per session so that a run only wakes them. They
+ * block on condition variables rather than spin: edge devices often share
+ * their few cores with the rest of the application.
+ *===----------------------------------------------------------------------===*/
+
+#if !defined(DLC_RUNTIME_SINGLE_THREADED)
+
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu_pool.h"
+
+typedef struct dlc_cpu_worker_t {
+  dlc_cpu_pool_t *pool;
+  uint32_t index;
+  pthread_t thread;
+} dlc_cpu_worker_t;
+
+struct dlc_cpu_pool_t {
+  dlc_allocator_t allocator;
+  uint32_t thread_count;
+  uint32_t worker_count; /* started so far */
+  dlc_cpu_worker_t *workers;
+
+  /* Start of a run: workers wait for `generation` to change. */
+  pthread_mutex_t start_mutex;
+  pthread_cond_t start_cond;
+  uint64_t generation;
+  int stop;
+  dlc_cpu_job_fn job;
+  void *job_arg;
+
+  /* A reusable barrier: the generation tells a new round from the last. */
+  pthread_mutex_t barrier_mutex;
+  pthread_cond_t barrier_cond;
+  uint32_t barrier_waiting;
+  uint64_t barrier_generation;
+};
+
+/* Capped: a default should not start thousands of threads per session. */
+uint32_t dlc_cpu_online_count(void) {
+  long count = sysconf(_SC_NPROCESSORS_ONLN);
+  return count < 1 ? 1u : count > 1024 ? 1024u : (uint32_t)count;
+}
+
+void dlc_cpu_pool_barrier(dlc_cpu_pool_t *pool) {
+  uint64_t generation;
+  pthread_mutex_lock(&pool->barrier_mutex);
+  generation = pool->barrier_generation;
+  if (++pool->barrier_waiting == pool->thread_count) {
+    pool->barrier_waiting = 0;
+    ++pool->barrier_generation;
+    pthread_cond_broadcast(&pool->barrier_cond);
+  } else {
+    while (generation == pool->barrier_generation)
+      pthread_cond_wait(&pool->barrier_cond, &pool->barrier_mutex);
+  }
+  pthread_mutex_unlock(&pool->barrier_mutex);
+}
+
+static void *dlc_cpu_worker_main(void *arg) {
+  dlc_cpu_worker_t *worker = (dlc_cpu_worker_t *)arg;
+  dlc_cpu_pool_t *pool = worker->pool;
+  uint64_t seen = 0;
+  for (;;) {
+    dlc_cpu_job_fn job;
+    void *job_arg;
+    pthread_mutex_lock(&pool->start_mutex);
+    while (pool->generation == seen && !pool->stop)
+      pthread_cond_wait(&pool->start_cond, &pool->start_mutex);
+    if (pool->stop) {
+      pthread_mutex_unlock(&pool->start_mutex);
+      return NULL;
+    }
+    seen = pool->generation;
+    job = pool->job;
+    job_arg = pool->job_arg;
+    pthread_mutex_unlock(&pool->start_mutex);
+    job(job_arg, worker->index, pool->thread_count);
+    dlc_cpu_pool_barrier(pool);
+  }
+}
+
+void dlc_cpu_pool_run(dlc_cpu_pool_t *pool, dlc_cpu_job_fn job, void *arg) {
+  pthread_mutex_lock(&pool->start_mutex);
+  pool->job = job;
+  pool->job_arg = arg;
+  ++pool->generation;
+  pthread_cond_broadcast(&pool->start_cond);
+  pthread_mutex_unlock(&pool->start_mutex);
+  job(arg, 0, pool->thread_count);
+  /* Nobody touches `arg` after this: it may live on the caller's stack. */
+  dlc_cpu_pool_barrier(pool);
+}
+
+void dlc_cpu_pool_destroy(dlc_cpu_pool_t *pool) {
+  uint32_t i;
+  if (!pool)
+    return;
+  pthread_mutex_lock(&pool->start_mutex);
+  pool->stop = 1;
+  pthread_cond_broadcast(&pool->start_cond);
+  pthread_mutex_unlock(&pool->start_mutex);
+  for (i = 0; i < pool->worker_count; ++i)
+    pthread_join(pool->workers[i].thread, NULL);
+  pthread_cond_destroy(&pool->barrier_cond);
+  pthread_mutex_destroy(&pool->barrier_mutex);
+  pthread_cond_destroy(&pool->start_cond);
+  pthread_mutex_destroy(&pool->start_mutex);
+  pool->allocator.free(pool->allocator.self, pool->workers);
+  pool->allocator.free(pool->allocator.self, pool);
+}
+
+dlc_status_t dlc_cpu_pool_create(const dlc_allocator_t *allocator,
+                                 uint32_t thread_count, dlc_message_t *message,
+                                 dlc_cpu_pool_t **out_pool) {
+  dlc_cpu_pool_t *pool;
+  uint32_t i;
+  pool = (dlc_cpu_pool_t *)allocator->alloc(allocator->self, sizeof(*pool), 16);
+  if (!pool)
+    return dlc_message_set(message, DLC_ERROR_OUT_OF_MEMORY,
+                           "cannot allocate the thread pool");
+  memset(pool, 0, sizeof(*pool));
+  pool->allocator = *allocator;
+  pool->thread_count = thread_count;
+  pool->workers = (dlc_cpu_worker_t *)allocator->alloc(
+      allocator->self, sizeof(dlc_cpu_worker_t) * (thread_count - 1), 16);
+  if (!pool->workers) {
+    allocator->free(allocator->self, pool);
+    return dlc_message_set(message, DLC_ERROR_OUT_OF_MEMORY,
+                           "cannot allocate %u worker threads",
+                           (unsigned)(thread_count - 1));
+  }
+  pthread_mutex_init(&pool->start_mutex, NULL);
+  pthread_cond_init(&pool->start_cond, NULL);
+  pthread_mutex_init(&pool->barrier_mutex, NULL);
+  pthread_cond_init(&pool->barrier_cond, NULL);
+  for (i = 0; i + 1 < thread_count; ++i) {
+    dlc_cpu_worker_t *worker = &pool->workers[i];
+    int error;
+    worker->pool = pool;
+    worker->index = i + 1;
+    error = pthread_create(&worker->thread, NULL, dlc_cpu_worker_main, worker);
+    if (error != 0) {
+      dlc_cpu_pool_destroy(pool);
+      return dlc_message_set(message, DLC_ERROR_OUT_OF_MEMORY,
+                             "cannot start worker thread %u of %u: %s",
+                             (unsigned)(i + 1), (unsigned)(thread_count - 1),
+                             strerror(error));
+    }
+    ++pool->worker_count;
+  }
+  *out_pool = pool;
+  return DLC_OK;
+}
+
+#else
+
+/* ISO C forbids an empty translation unit. */
+typedef int dlc_cpu_pool_unused_t;
+
+#endif

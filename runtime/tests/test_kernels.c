@@ -1,0 +1,54 @@
+/*===- test_kernels.c - CPU kernels for the runtime tests -----------------===*
+ *
+ * Built twice: as a shared object whose bytes become an artifact's CODE
+ * section, and into the test program for the static driver. Every kernel
+ * treats one workgroup as one element, so that a wrong split of [0, total)
+ * across threads shows up in the outputs.
+ *===----------------------------------------------------------------------===*/
+
+#include <stdint.h>
+
+#include "test_kernels.h"
+
+void dlc_test_add(void *const *bindings, uint32_t begin, uint32_t end) {
+  const float *a = (const float *)bindings[0];
+  const float *b = (const float *)bindings[1];
+  float *out = (float *)bindings[2];
+  uint32_t i;
+  for (i = begin; i < end; ++i)
+    out[i] = a[i] + b[i];
+}
+
+/* out = in reversed; reads what other threads wrote in the last launch. */
+void dlc_test_reverse(void *const *bindings, uint32_t begin, uint32_t end) {
+  const float *in = (const float *)bindings[0];
+  float *out = (float *)bindings[1];
+  uint32_t n = *(const uint32_t *)bindings[2];
+  uint32_t i;
+  for (i = begin; i < end; ++i)
+    out[i] = in[n - 1 - i];
+}
+
+void dlc_test_scale(void *const *bindings, uint32_t begin, uint32_t end) {
+  const float *in = (const float *)bindings[0];
+  float scale = *(const float *)bindings[1];
+  float *out = (float *)bindings[2];
+  uint32_t i;
+  for (i = begin; i < end; ++i)
+    out[i] = in[i] * scale;
+}
+
+void dlc_test_zero(void *const *bindings, uint32_t begin, uint32_t end) {
+  uint32_t *out = (uint32_t *)bindings[0];
+  uint32_t i;
+  for (i = begin; i < end; ++i)
+    out[i] = 0;
+}
+
+/* Not idempotent: a workgroup run twice, or never, changes the result. */
+void dlc_test_count(void *const *bindings, uint32_t begin, uint32_t end) {
+  uint32_t *out = (uint32_t *)bindings[0];
+  uint32_t i;
+  for (i = begin; i < end; ++i)
+    out[i] += 1;
+}

@@ -1,0 +1,19 @@
+/*===- test_kernels.h - CPU kernels for the runtime tests --------*- C -*-===*/
+
+#ifndef DLC_TEST_KERNELS_H
+#define DLC_TEST_KERNELS_H
+
+#include <stdint.h>
+
+/* bindings: a, b, out (f32[n]) */
+void dlc_test_add(void *const *bindings, uint32_t begin, uint32_t end);
+/* bindings: in, out (f32[n]), n (u32 constant) */
+void dlc_test_reverse(void *const *bindings, uint32_t begin, uint32_t end);
+/* bindings: in (f32[n]), scale (f32 constant), out (f32[n]) */
+void dlc_test_scale(void *const *bindings, uint32_t begin, uint32_t end);
+/* bindings: out (u32[n]) */
+void dlc_test_zero(void *const *bindings, uint32_t begin, uint32_t end);
+/* bindings: out (u32[n]), incremented */
+void dlc_test_count(void *const *bindings, uint32_t begin, uint32_t end);
+
+#endif /* DLC_TEST_KERNELS_H */

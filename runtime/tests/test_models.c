@@ -1,0 +1,115 @@
+/*===- test_models.c - the artifacts the runtime tests run ----------------===*/
+
+#include "test_models.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "artifact_builder.h"
+
+uint64_t dlc_test_host_isa(void) {
+#if defined(__x86_64__)
+  return DLCX_FEATURE_CPU_X86_64;
+#elif defined(__aarch64__)
+  return DLCX_FEATURE_CPU_AARCH64;
+#elif defined(__arm__)
+  return DLCX_FEATURE_CPU_ARMV7;
+#elif defined(__riscv)
+  return DLCX_FEATURE_CPU_RISCV64;
+#else
+  return 0;
+#endif
+}
+
+void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
+                          size_t *out_size) {
+  uint32_t gx = chain->grid[0] ? chain->grid[0] : 60;
+  uint32_t gy = chain->grid[0] ? chain->grid[1] : 1;
+  uint32_t gz = chain->grid[0] ? chain->grid[2] : 1;
+  uint32_t n = gx * gy * gz;
+  float scale = chain->scale != 0.0f ? chain->scale : 2.0f;
+  int64_t dims[1];
+  int64_t one[1] = {1};
+  dlc_ab_t *b = dlc_ab_create(
+      DLCX_TARGET_CPU, chain->features ? chain->features : dlc_test_host_isa());
+  uint64_t code = dlc_ab_code(b, chain->code, chain->code_size);
+  uint32_t x, y, sum, reversed, out, hits, c_scale, c_n;
+  uint32_t k_add, k_reverse, k_scale, k_zero, k_count;
+  uint32_t bindings[3];
+
+  dims[0] = n;
+  x = dlc_ab_arena_tensor(b, "x", DLCX_DTYPE_F32, 1, dims);
+  y = dlc_ab_arena_tensor(b, "y", DLCX_DTYPE_F32, 1, dims);
+  sum = dlc_ab_arena_tensor(b, "sum", DLCX_DTYPE_F32, 1, dims);
+  reversed = dlc_ab_arena_tensor(b, "reversed", DLCX_DTYPE_F32, 1, dims);
+  out = dlc_ab_arena_tensor(b, "out", DLCX_DTYPE_F32, 1, dims);
+  hits = dlc_ab_arena_tensor(b, "hits", DLCX_DTYPE_U32, 1, dims);
+  c_scale = dlc_ab_constant_tensor(b, "scale", DLCX_DTYPE_F32, 1, one, &scale);
+  c_n = dlc_ab_constant_tensor(b, "n", DLCX_DTYPE_U32, 0, NULL, &n);
+
+  k_add = dlc_ab_kernel(b, "dlc_test_add", DLCX_CODE_ELF_SHARED, code,
+                        chain->code_size, 3);
+  k_reverse = dlc_ab_kernel(b, "dlc_test_reverse", DLCX_CODE_ELF_SHARED, code,
+                            chain->code_size, 3);
+  k_scale = dlc_ab_kernel(
+      b, chain->scale_kernel ? chain->scale_kernel : "dlc_test_scale",
+      DLCX_CODE_ELF_SHARED, code, chain->code_size, 3);
+  k_zero = dlc_ab_kernel(b, "dlc_test_zero", DLCX_CODE_ELF_SHARED, code,
+                         chain->code_size, 1);
+  k_count = dlc_ab_kernel(b, "dlc_test_count", DLCX_CODE_ELF_SHARED, code,
+                          chain->code_size, 1);
+
+  bindings[0] = x, bindings[1] = y, bindings[2] = sum;
+  dlc_ab_launch(b, k_add, bindings, 3, gx, gy, gz);
+  bindings[0] = sum, bindings[1] = reversed, bindings[2] = c_n;
+  dlc_ab_launch(b, k_reverse, bindings, 3, gx, gy, gz);
+  bindings[0] = reversed, bindings[1] = c_scale, bindings[2] = out;
+  dlc_ab_launch(b, k_scale, bindings, 3, gx, gy, gz);
+  dlc_ab_launch(b, k_zero, &hits, 1, gx, gy, gz);
+  dlc_ab_launch(b, k_count, &hits, 1, gx, gy, gz);
+  dlc_ab_launch(b, k_count, &hits, 1, gx, gy, gz);
+
+  dlc_ab_input(b, x);
+  dlc_ab_input(b, y);
+  dlc_ab_output(b, out);
+  dlc_ab_output(b, hits);
+  dlc_ab_finish(b, out_data, out_size);
+  dlc_ab_destroy(b);
+}
+
+void dlc_test_chain_reference(const float *x, const float *y, uint32_t n,
+                              float scale, float *out) {
+  uint32_t i;
+  for (i = 0; i < n; ++i)
+    out[i] = (x[n - 1 - i] + y[n - 1 - i]) * scale;
+}
+
+void dlc_test_build_add(const uint8_t *code, size_t code_size, uint32_t rank,
+                        const int64_t *dims, uint8_t **out_data,
+                        size_t *out_size) {
+  dlc_ab_t *b = dlc_ab_create(DLCX_TARGET_CPU, dlc_test_host_isa());
+  uint64_t offset = dlc_ab_code(b, code, code_size);
+  uint32_t t[3], k, i;
+  uint64_t n = 1;
+  for (i = 0; i < rank; ++i)
+    n *= (uint64_t)dims[i];
+  t[0] = dlc_ab_arena_tensor(b, "x", DLCX_DTYPE_F32, rank, dims);
+  t[1] = dlc_ab_arena_tensor(b, "y", DLCX_DTYPE_F32, rank, dims);
+  t[2] = dlc_ab_arena_tensor(b, "sum", DLCX_DTYPE_F32, rank, dims);
+  k = dlc_ab_kernel(b, "dlc_test_add", DLCX_CODE_ELF_SHARED, offset, code_size,
+                    3);
+  dlc_ab_launch(b, k, t, 3, (uint32_t)n, 1, 1);
+  dlc_ab_input(b, t[0]);
+  dlc_ab_input(b, t[1]);
+  dlc_ab_output(b, t[2]);
+  dlc_ab_finish(b, out_data, out_size);
+  dlc_ab_destroy(b);
+}
+
+uint8_t *dlc_test_read_kernels(size_t *out_size) {
+  uint8_t *data = dlc_ab_read_file(DLC_TEST_KERNELS_PATH, out_size);
+  if (!data)
+    fprintf(stderr, "cannot read the test kernels at %s\n",
+            DLC_TEST_KERNELS_PATH);
+  return data;
+}

@@ -1,0 +1,732 @@
+/*===- tensor_file.c - tensors from and to .npy and .pb files -------------===*/
+
+#include "tensor_file.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*===--- dtypes ----------------------------------------------------------===*/
+
+typedef struct dlc_dtype_info_t {
+  uint32_t dtype;
+  const char *name;
+  const char *npy;    /* descr written to .npy files */
+  unsigned npy_bytes; /* bytes per element there */
+} dlc_dtype_info_t;
+
+static const dlc_dtype_info_t dlc_dtypes[] = {
+    {DLCX_DTYPE_F32, "float32", "<f4", 4},
+    {DLCX_DTYPE_U8, "uint8", "|u1", 1},
+    {DLCX_DTYPE_I8, "int8", "|i1", 1},
+    {DLCX_DTYPE_U16, "uint16", "<u2", 2},
+    {DLCX_DTYPE_I16, "int16", "<i2", 2},
+    {DLCX_DTYPE_I32, "int32", "<i4", 4},
+    {DLCX_DTYPE_I64, "int64", "<i8", 8},
+    {DLCX_DTYPE_BOOL, "bool", "|b1", 1},
+    {DLCX_DTYPE_F16, "float16", "<f2", 2},
+    {DLCX_DTYPE_F64, "float64", "<f8", 8},
+    {DLCX_DTYPE_U32, "uint32", "<u4", 4},
+    {DLCX_DTYPE_U64, "uint64", "<u8", 8},
+    /* No NumPy type: raw bits, viewable with ml_dtypes. */
+    {DLCX_DTYPE_BF16, "bfloat16", "<u2", 2},
+    /* Unpacked, one element per byte, as ml_dtypes holds them. */
+    {DLCX_DTYPE_U4, "uint4", "|u1", 1},
+    {DLCX_DTYPE_I4, "int4", "|i1", 1},
+};
+
+static const dlc_dtype_info_t *dlc_dtype_info(uint32_t dtype) {
+  size_t i;
+  for (i = 0; i < sizeof(dlc_dtypes) / sizeof(dlc_dtypes[0]); ++i)
+    if (dlc_dtypes[i].dtype == dtype)
+      return &dlc_dtypes[i];
+  return NULL;
+}
+
+const char *dlc_tensor_dtype_name(uint32_t dtype) {
+  const dlc_dtype_info_t *info = dlc_dtype_info(dtype);
+  return info ? info->name : "unknown";
+}
+
+int dlc_tensor_dtype_is_float(uint32_t dtype) {
+  return dtype == DLCX_DTYPE_F32 || dtype == DLCX_DTYPE_F16 ||
+         dtype == DLCX_DTYPE_F64 || dtype == DLCX_DTYPE_BF16;
+}
+
+static int dlc_is_nibble(uint32_t dtype) {
+  return dtype == DLCX_DTYPE_U4 || dtype == DLCX_DTYPE_I4;
+}
+
+static int dlc_fail(char *error, size_t error_size, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int dlc_fail(char *error, size_t error_size, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(error, error_size, format, args);
+  va_end(args);
+  return 0;
+}
+
+void dlc_tensor_format_shape(uint32_t rank, const int64_t *dims, char *out,
+                             size_t out_size) {
+  size_t used = 0;
+  uint32_t i;
+  out[0] = '\0';
+  used += (size_t)snprintf(out, out_size, "[");
+  for (i = 0; i < rank && used < out_size; ++i)
+    used += (size_t)snprintf(out + used, out_size - used, "%s%lld",
+                             i ? ", " : "", (long long)dims[i]);
+  if (used < out_size)
+    snprintf(out + used, out_size - used, "]");
+}
+
+int dlc_tensor_alloc(dlc_host_tensor_t *out, uint32_t dtype, uint32_t rank,
+                     const int64_t *dims) {
+  const dlc_dtype_info_t *info = dlc_dtype_info(dtype);
+  uint64_t count = 1, size;
+  uint32_t i;
+  memset(out, 0, sizeof(*out));
+  if (!info || rank > DLCX_MAX_RANK)
+    return 0;
+  for (i = 0; i < rank; ++i) {
+    if (dims[i] < 0 || (dims[i] && count > UINT64_MAX / (uint64_t)dims[i]))
+      return 0;
+    count *= (uint64_t)dims[i];
+    out->dims[i] = dims[i];
+  }
+  if (dlc_is_nibble(dtype))
+    size = count / 2 + count % 2;
+  else if (count > UINT64_MAX / info->npy_bytes)
+    return 0;
+  else
+    size = count * info->npy_bytes;
+  if (size > (uint64_t)(size_t)-1 / 2)
+    return 0;
+  out->dtype = dtype;
+  out->rank = rank;
+  out->count = count;
+  out->size = (size_t)size;
+  out->data = (uint8_t *)calloc(1, out->size ? out->size : 1);
+  return out->data != NULL;
+}
+
+void dlc_tensor_free(dlc_host_tensor_t *tensor) {
+  free(tensor->data);
+  tensor->data = NULL;
+}
+
+/*===--- elements --------------------------------------------------------===*/
+
+static double dlc_half_to_double(uint16_t h) {
+  unsigned exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  double value;
+  if (exponent == 0)
+    value = ldexp((double)mantissa, -24);
+  else if (exponent == 31)
+    value = mantissa ? NAN : INFINITY;
+  else
+    value = ldexp((double)(mantissa | 0x400), (int)exponent - 25);
+  return (h & 0x8000) ? -value : value;
+}
+
+/* Round to nearest even, as every IEEE conversion does. */
+static uint16_t dlc_float_to_half(float f) {
+  uint32_t x, sign, exponent, mantissa, half, rest, shift;
+  int e;
+  memcpy(&x, &f, sizeof(x));
+  sign = (x >> 16) & 0x8000u;
+  exponent = (x >> 23) & 0xffu;
+  mantissa = x & 0x7fffffu;
+  if (exponent == 0xff)
+    return (uint16_t)(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+  e = (int)exponent - 127 + 15;
+  if (e >= 31)
+    return (uint16_t)(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10)
+      return (uint16_t)sign;
+    mantissa |= 0x800000u;
+    shift = (uint32_t)(14 - e);
+    half = mantissa >> shift;
+    rest = mantissa & ((1u << shift) - 1);
+    if (rest > (1u << (shift - 1)) ||
+        (rest == (1u << (shift - 1)) && (half & 1)))
+      ++half;
+    return (uint16_t)(sign | half);
+  }
+  half = ((uint32_t)e << 10) | (mantissa >> 13);
+  rest = mantissa & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half; /* a carry into the exponent is the correct rounding */
+  return (uint16_t)(sign | half);
+}
+
+static uint16_t dlc_float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof(x));
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t)((x >> 16) | 0x40u);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static uint64_t dlc_load(const uint8_t *p, unsigned bytes) {
+  uint64_t value = 0;
+  while (bytes-- > 0)
+    value = value << 8 | p[bytes];
+  return value;
+}
+
+static void dlc_store(uint8_t *p, unsigned bytes, uint64_t value) {
+  unsigned i;
+  for (i = 0; i < bytes; ++i)
+    p[i] = (uint8_t)(value >> (8 * i));
+}
+
+static int64_t dlc_sign_extend(uint64_t value, unsigned bits) {
+  uint64_t sign = (uint64_t)1 << (bits - 1);
+  return (int64_t)((value ^ sign) - sign);
+}
+
+double dlc_tensor_get(const dlc_host_tensor_t *t, uint64_t i) {
+  const uint8_t *p;
+  if (dlc_is_nibble(t->dtype)) {
+    unsigned nibble = (t->data[i / 2] >> (4 * (i % 2))) & 0xfu;
+    return t->dtype == DLCX_DTYPE_I4 ? (double)dlc_sign_extend(nibble, 4)
+                                     : (double)nibble;
+  }
+  p = t->data + i * dlc_dtype_info(t->dtype)->npy_bytes;
+  switch (t->dtype) {
+  case DLCX_DTYPE_F32: {
+    float f;
+    memcpy(&f, p, sizeof(f));
+    return f;
+  }
+  case DLCX_DTYPE_F64: {
+    double d;
+    memcpy(&d, p, sizeof(d));
+    return d;
+  }
+  case DLCX_DTYPE_F16:
+    return dlc_half_to_double((uint16_t)dlc_load(p, 2));
+  case DLCX_DTYPE_BF16: {
+    uint32_t bits = (uint32_t)dlc_load(p, 2) << 16;
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+  }
+  case DLCX_DTYPE_BOOL:
+    return p[0] != 0;
+  case DLCX_DTYPE_I8:
+    return (double)dlc_sign_extend(p[0], 8);
+  case DLCX_DTYPE_I16:
+    return (double)dlc_sign_extend(dlc_load(p, 2), 16);
+  case DLCX_DTYPE_I32:
+    return (double)dlc_sign_extend(dlc_load(p, 4), 32);
+  case DLCX_DTYPE_I64:
+    return (double)(int64_t)dlc_load(p, 8);
+  default:
+    return (double)dlc_load(p, dlc_dtype_info(t->dtype)->npy_bytes);
+  }
+}
+
+void dlc_tensor_set(dlc_host_tensor_t *t, uint64_t i, double value) {
+  uint8_t *p;
+  if (dlc_is_nibble(t->dtype)) {
+    unsigned shift = 4 * (unsigned)(i % 2);
+    unsigned nibble = (unsigned)((int64_t)value & 0xf);
+    t->data[i / 2] =
+        (uint8_t)((t->data[i / 2] & ~(0xfu << shift)) | nibble << shift);
+    return;
+  }
+  p = t->data + i * dlc_dtype_info(t->dtype)->npy_bytes;
+  switch (t->dtype) {
+  case DLCX_DTYPE_F32: {
+    float f = (float)value;
+    memcpy(p, &f, sizeof(f));
+    return;
+  }
+  case DLCX_DTYPE_F64:
+    memcpy(p, &value, sizeof(value));
+    return;
+  case DLCX_DTYPE_F16:
+    dlc_store(p, 2, dlc_float_to_half((float)value));
+    return;
+  case DLCX_DTYPE_BF16:
+    dlc_store(p, 2, dlc_float_to_bf16((float)value));
+    return;
+  case DLCX_DTYPE_BOOL:
+    p[0] = value != 0.0;
+    return;
+  case DLCX_DTYPE_U64:
+    dlc_store(p, 8, (uint64_t)value);
+    return;
+  default:
+    dlc_store(p, dlc_dtype_info(t->dtype)->npy_bytes, (uint64_t)(int64_t)value);
+    return;
+  }
+}
+
+int dlc_tensor_same_bits(const dlc_host_tensor_t *a, const dlc_host_tensor_t *b,
+                         uint64_t i) {
+  unsigned bytes;
+  if (dlc_is_nibble(a->dtype))
+    return ((a->data[i / 2] ^ b->data[i / 2]) >> (4 * (i % 2)) & 0xfu) == 0;
+  bytes = dlc_dtype_info(a->dtype)->npy_bytes;
+  if (a->dtype == DLCX_DTYPE_BOOL)
+    return (a->data[i] != 0) == (b->data[i] != 0);
+  return memcmp(a->data + i * bytes, b->data + i * bytes, bytes) == 0;
+}
+
+/*===--- .npy ------------------------------------------------------------===*/
+
+/* The value after `'key':` in a .npy header dict, or NULL. */
+static const char *dlc_npy_value(const char *header, const char *key) {
+  char quoted[32];
+  const char *p;
+  snprintf(quoted, sizeof(quoted), "'%s'", key);
+  p = strstr(header, quoted);
+  if (!p) {
+    snprintf(quoted, sizeof(quoted), "\"%s\"", key);
+    p = strstr(header, quoted);
+  }
+  if (!p)
+    return NULL;
+  p += strlen(quoted);
+  while (isspace((unsigned char)*p))
+    ++p;
+  if (*p != ':')
+    return NULL;
+  ++p;
+  while (isspace((unsigned char)*p))
+    ++p;
+  return p;
+}
+
+/* The dtype a .npy descr stands for (bf16 only as '<V2'), or 0. */
+static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
+  static const struct {
+    const char *descr;
+    uint32_t dtype;
+  } table[] = {
+      {"f4", DLCX_DTYPE_F32}, {"u1", DLCX_DTYPE_U8},   {"i1", DLCX_DTYPE_I8},
+      {"u2", DLCX_DTYPE_U16}, {"i2", DLCX_DTYPE_I16},  {"i4", DLCX_DTYPE_I32},
+      {"i8", DLCX_DTYPE_I64}, {"b1", DLCX_DTYPE_BOOL}, {"f2", DLCX_DTYPE_F16},
+      {"f8", DLCX_DTYPE_F64}, {"u4", DLCX_DTYPE_U32},  {"u8", DLCX_DTYPE_U64},
+      {"V2", DLCX_DTYPE_BF16}};
+  size_t i;
+  if (length != 3)
+    return 0;
+  /* One-byte types carry '|'; others must be little-endian ('<'), or native
+   * ('='), which is little-endian wherever this runs. */
+  if (descr[0] != '<' && descr[0] != '|' && descr[0] != '=')
+    return 0;
+  for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i)
+    if (strncmp(descr + 1, table[i].descr, 2) == 0)
+      return table[i].dtype;
+  return 0;
+}
+
+static int dlc_npy_read(const char *path, const uint8_t *bytes, size_t size,
+                        dlc_host_tensor_t *out, char *error,
+                        size_t error_size) {
+  size_t header_length, header_start;
+  const char *value, *end;
+  char *header;
+  int64_t dims[DLCX_MAX_RANK];
+  uint32_t rank = 0, dtype;
+  char descr[16];
+  size_t descr_length;
+
+  if (size < 10)
+    return dlc_fail(error, error_size, "%s: truncated .npy header", path);
+  if (bytes[6] == 1) {
+    header_length = (size_t)dlc_load(bytes + 8, 2);
+    header_start = 10;
+  } else if (bytes[6] == 2 || bytes[6] == 3) {
+    if (size < 12)
+      return dlc_fail(error, error_size, "%s: truncated .npy header", path);
+    header_length = (size_t)dlc_load(bytes + 8, 4);
+    header_start = 12;
+  } else {
+    return dlc_fail(error, error_size,
+                    "%s: .npy format version %u.%u is "
+                    "not supported (1.0, 2.0, 3.0 are)",
+                    path, bytes[6], bytes[7]);
+  }
+  if (header_length > size - header_start)
+    return dlc_fail(error, error_size, "%s: truncated .npy header", path);
+  header = (char *)malloc(header_length + 1);
+  if (!header)
+    return dlc_fail(error, error_size, "out of memory");
+  memcpy(header, bytes + header_start, header_length);
+  header[header_length] = '\0';
+
+  value = dlc_npy_value(header, "descr");
+  if (!value || (*value != '\'' && *value != '"') ||
+      !(end = strchr(value + 1, *value))) {
+    free(header);
+    return dlc_fail(error, error_size, "%s: .npy header has no descr", path);
+  }
+  descr_length = (size_t)(end - value - 1);
+  snprintf(descr, sizeof(descr), "%.*s",
+           (int)(descr_length < 15 ? descr_length : 15), value + 1);
+  dtype = dlc_npy_dtype(descr, descr_length);
+  if (!dtype) {
+    free(header);
+    return dlc_fail(error, error_size,
+                    "%s: .npy dtype '%s' is not supported (little-endian "
+                    "numbers and bool only)",
+                    path, descr);
+  }
+  value = dlc_npy_value(header, "fortran_order");
+  if (!value || strncmp(value, "False", 5) != 0) {
+    free(header);
+    return dlc_fail(error, error_size,
+                    "%s: only C-order .npy files are supported "
+                    "(save with np.ascontiguousarray)",
+                    path);
+  }
+  value = dlc_npy_value(header, "shape");
+  if (!value || *value != '(') {
+    free(header);
+    return dlc_fail(error, error_size, "%s: .npy header has no shape", path);
+  }
+  ++value;
+  for (;;) {
+    char *after;
+    long long dim;
+    while (isspace((unsigned char)*value) || *value == ',')
+      ++value;
+    if (*value == ')')
+      break;
+    errno = 0;
+    dim = strtoll(value, &after, 10);
+    if (after == value || errno || dim < 0 || rank == DLCX_MAX_RANK) {
+      free(header);
+      return dlc_fail(error, error_size,
+                      "%s: bad .npy shape (rank at most %u, dims >= 0)", path,
+                      (unsigned)DLCX_MAX_RANK);
+    }
+    dims[rank++] = dim;
+    value = after;
+    if (*value == 'L')
+      ++value;
+  }
+  free(header);
+
+  if (!dlc_tensor_alloc(out, dtype, rank, dims))
+    return dlc_fail(error, error_size, "%s: tensor too large", path);
+  header_start += header_length;
+  if (size - header_start != out->size) {
+    size_t expected = out->size;
+    dlc_tensor_free(out);
+    return dlc_fail(
+        error, error_size, "%s: .npy data is %lu bytes, its header says %lu",
+        path, (unsigned long)(size - header_start), (unsigned long)expected);
+  }
+  memcpy(out->data, bytes + header_start, out->size);
+  return 1;
+}
+
+int dlc_tensor_write_npy(const char *path, const dlc_host_tensor_t *t,
+                         char *error, size_t error_size) {
+  const dlc_dtype_info_t *info = dlc_dtype_info(t->dtype);
+  char header[512], shape[256];
+  size_t length, used = 0, padded;
+  uint32_t i;
+  FILE *file;
+  int ok;
+
+  shape[0] = '\0';
+  for (i = 0; i < t->rank; ++i)
+    used += (size_t)snprintf(shape + used, sizeof(shape) - used, "%lld,%s",
+                             (long long)t->dims[i], i + 1 < t->rank ? " " : "");
+  /* A one-element tuple keeps its comma: "(5,)". */
+  if (t->rank > 1)
+    shape[used - 1] = '\0';
+  length = (size_t)snprintf(
+      header, sizeof(header),
+      "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", info->npy,
+      shape);
+  /* Magic, version and length take 10 bytes; pad to 64 with a newline. */
+  padded = (10 + length + 1 + 63) / 64 * 64 - 10;
+  memset(header + length, ' ', padded - length);
+  header[padded - 1] = '\n';
+
+  file = fopen(path, "wb");
+  if (!file)
+    return dlc_fail(error, error_size, "cannot write '%s': %s", path,
+                    strerror(errno));
+  ok = fwrite("\x93NUMPY\x01\x00", 1, 8, file) == 8;
+  ok = ok && fputc((int)(padded & 0xff), file) != EOF &&
+       fputc((int)(padded >> 8), file) != EOF;
+  ok = ok && fwrite(header, 1, padded, file) == padded;
+  if (dlc_is_nibble(t->dtype)) {
+    uint64_t e;
+    for (e = 0; ok && e < t->count; ++e)
+      ok = fputc((int)(uint8_t)(int8_t)dlc_tensor_get(t, e), file) != EOF;
+  } else {
+    ok = ok && fwrite(t->data, 1, t->size, file) == t->size;
+  }
+  if (fclose(file) != 0 || !ok)
+    return dlc_fail(error, error_size, "cannot write '%s': %s", path,
+                    strerror(errno));
+  return 1;
+}
+
+/*===--- TensorProto ------------------------------------------------------===*
+ *
+ * Protobuf wire format: a sequence of (varint key = field << 3 | wire type,
+ * value). Repeated numeric fields come packed (one length-delimited run) or
+ * unpacked (one key per value); a decoder must accept both.
+ *===----------------------------------------------------------------------===*/
+
+enum {
+  DLC_WIRE_VARINT = 0,
+  DLC_WIRE_FIXED64 = 1,
+  DLC_WIRE_BYTES = 2,
+  DLC_WIRE_FIXED32 = 5
+};
+
+typedef struct dlc_pb_t {
+  const uint8_t *p;
+  const uint8_t *end;
+} dlc_pb_t;
+
+static int dlc_pb_varint(dlc_pb_t *pb, uint64_t *out) {
+  uint64_t value = 0;
+  unsigned shift;
+  for (shift = 0; shift < 64 && pb->p < pb->end; shift += 7) {
+    uint8_t byte = *pb->p++;
+    value |= (uint64_t)(byte & 0x7f) << shift;
+    if (!(byte & 0x80)) {
+      *out = value;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Reads one field's key and, for length-delimited ones, its extent. */
+static int dlc_pb_field(dlc_pb_t *pb, uint32_t *out_field, uint32_t *out_wire,
+                        dlc_pb_t *out_bytes, uint64_t *out_scalar) {
+  uint64_t key, length;
+  *out_scalar = 0;
+  if (!dlc_pb_varint(pb, &key) || key >> 3 == 0 || key >> 3 > 0x1fffffff)
+    return 0;
+  *out_field = (uint32_t)(key >> 3);
+  *out_wire = (uint32_t)(key & 7);
+  switch (*out_wire) {
+  case DLC_WIRE_VARINT:
+    return dlc_pb_varint(pb, out_scalar);
+  case DLC_WIRE_FIXED64:
+    if (pb->end - pb->p < 8)
+      return 0;
+    *out_scalar = dlc_load(pb->p, 8);
+    pb->p += 8;
+    return 1;
+  case DLC_WIRE_FIXED32:
+    if (pb->end - pb->p < 4)
+      return 0;
+    *out_scalar = dlc_load(pb->p, 4);
+    pb->p += 4;
+    return 1;
+  case DLC_WIRE_BYTES:
+    if (!dlc_pb_varint(pb, &length) || length > (uint64_t)(pb->end - pb->p))
+      return 0;
+    out_bytes->p = pb->p;
+    out_bytes->end = pb->p + length;
+    pb->p += length;
+    return 1;
+  }
+  return 0; /* groups (3, 4) and reserved types */
+}
+
+/* TensorProto field numbers. */
+enum {
+  DLC_TP_DIMS = 1,
+  DLC_TP_DATA_TYPE = 2,
+  DLC_TP_FLOAT_DATA = 4,
+  DLC_TP_INT32_DATA = 5,
+  DLC_TP_STRING_DATA = 6,
+  DLC_TP_INT64_DATA = 7,
+  DLC_TP_RAW_DATA = 9,
+  DLC_TP_DOUBLE_DATA = 10,
+  DLC_TP_UINT64_DATA = 11,
+  DLC_TP_EXTERNAL_DATA = 13,
+  DLC_TP_DATA_LOCATION = 14
+};
+
+/* Which typed field holds the values of `dtype`, and how wide each is. */
+static uint32_t dlc_tp_typed_field(uint32_t dtype) {
+  switch (dtype) {
+  case DLCX_DTYPE_F32:
+    return DLC_TP_FLOAT_DATA;
+  case DLCX_DTYPE_F64:
+    return DLC_TP_DOUBLE_DATA;
+  case DLCX_DTYPE_I64:
+    return DLC_TP_INT64_DATA;
+  case DLCX_DTYPE_U32:
+  case DLCX_DTYPE_U64:
+    return DLC_TP_UINT64_DATA;
+  default:
+    return DLC_TP_INT32_DATA;
+  }
+}
+
+/* Stores typed value number `index` (already decoded to raw bits). */
+static void dlc_tp_store(dlc_host_tensor_t *t, uint64_t index, uint64_t bits) {
+  if (dlc_is_nibble(t->dtype)) {
+    t->data[index] = (uint8_t)bits; /* two elements per int32_data entry */
+    return;
+  }
+  dlc_store(t->data + index * dlc_dtype_info(t->dtype)->npy_bytes,
+            dlc_dtype_info(t->dtype)->npy_bytes, bits);
+}
+
+int dlc_tensor_decode_proto(const uint8_t *bytes, size_t size,
+                            dlc_host_tensor_t *out, char *error,
+                            size_t error_size) {
+  dlc_pb_t pb, field_bytes, raw = {NULL, NULL};
+  int64_t dims[DLCX_MAX_RANK];
+  uint32_t rank = 0, field, wire, typed;
+  uint64_t scalar, dtype = 0, values = 0, expected;
+  int have_raw = 0;
+
+  /* Pass 1: shape, type and where the data is. */
+  pb.p = bytes;
+  pb.end = bytes + size;
+  while (pb.p < pb.end) {
+    if (!dlc_pb_field(&pb, &field, &wire, &field_bytes, &scalar))
+      return dlc_fail(error, error_size, "malformed protobuf");
+    if (field == DLC_TP_DIMS && wire == DLC_WIRE_VARINT) {
+      if (rank == DLCX_MAX_RANK)
+        return dlc_fail(error, error_size, "rank above %u",
+                        (unsigned)DLCX_MAX_RANK);
+      dims[rank++] = (int64_t)scalar;
+    } else if (field == DLC_TP_DIMS && wire == DLC_WIRE_BYTES) {
+      while (field_bytes.p < field_bytes.end) {
+        if (rank == DLCX_MAX_RANK || !dlc_pb_varint(&field_bytes, &scalar))
+          return dlc_fail(error, error_size, "malformed or too many dims");
+        dims[rank++] = (int64_t)scalar;
+      }
+    } else if (field == DLC_TP_DATA_TYPE && wire == DLC_WIRE_VARINT) {
+      dtype = scalar;
+    } else if (field == DLC_TP_RAW_DATA && wire == DLC_WIRE_BYTES) {
+      raw = field_bytes;
+      have_raw = 1;
+    } else if (field == DLC_TP_EXTERNAL_DATA ||
+               (field == DLC_TP_DATA_LOCATION && scalar != 0)) {
+      return dlc_fail(error, error_size,
+                      "the tensor's data is in an external file, which "
+                      "dlc-run does not read");
+    } else if (field == DLC_TP_STRING_DATA) {
+      return dlc_fail(error, error_size, "string tensors are not supported");
+    }
+  }
+  if (dtype > UINT32_MAX || !dlc_dtype_info((uint32_t)dtype))
+    return dlc_fail(error, error_size,
+                    "TensorProto data_type %llu is not supported",
+                    (unsigned long long)dtype);
+  if (!dlc_tensor_alloc(out, (uint32_t)dtype, rank, dims))
+    return dlc_fail(error, error_size, "bad or too large TensorProto dims");
+  if (have_raw) {
+    if ((size_t)(raw.end - raw.p) != out->size) {
+      unsigned long got = (unsigned long)(raw.end - raw.p);
+      dlc_tensor_free(out);
+      return dlc_fail(error, error_size,
+                      "raw_data is %lu bytes, dims and data_type need %lu", got,
+                      (unsigned long)out->size);
+    }
+    memcpy(out->data, raw.p, out->size);
+    return 1;
+  }
+
+  /* Pass 2: typed values, packed or one per key. */
+  typed = dlc_tp_typed_field((uint32_t)dtype);
+  expected = dlc_is_nibble(out->dtype) ? out->size : out->count;
+  pb.p = bytes;
+  while (pb.p < pb.end) {
+    dlc_pb_field(&pb, &field, &wire, &field_bytes, &scalar);
+    if (field != typed)
+      continue;
+    if (wire != DLC_WIRE_BYTES) {
+      field_bytes.p = NULL;
+      field_bytes.end = NULL;
+    }
+    do {
+      if (field_bytes.p) {
+        if (typed == DLC_TP_FLOAT_DATA || typed == DLC_TP_DOUBLE_DATA) {
+          unsigned width = typed == DLC_TP_FLOAT_DATA ? 4 : 8;
+          if (field_bytes.end - field_bytes.p < (long)width)
+            break;
+          scalar = dlc_load(field_bytes.p, width);
+          field_bytes.p += width;
+        } else if (!dlc_pb_varint(&field_bytes, &scalar)) {
+          break;
+        }
+      }
+      if (values == expected) {
+        dlc_tensor_free(out);
+        return dlc_fail(error, error_size, "more values than dims allow (%llu)",
+                        (unsigned long long)expected);
+      }
+      dlc_tp_store(out, values++, scalar);
+    } while (field_bytes.p && field_bytes.p < field_bytes.end);
+    if (field_bytes.p && field_bytes.p != field_bytes.end) {
+      dlc_tensor_free(out);
+      return dlc_fail(error, error_size, "malformed packed values");
+    }
+  }
+  if (values != expected) {
+    dlc_tensor_free(out);
+    return dlc_fail(error, error_size, "%llu values for %llu elements",
+                    (unsigned long long)values, (unsigned long long)expected);
+  }
+  return 1;
+}
+
+/*===--- files -----------------------------------------------------------===*/
+
+int dlc_tensor_read_file(const char *path, dlc_host_tensor_t *out, char *error,
+                         size_t error_size) {
+  FILE *file = fopen(path, "rb");
+  uint8_t *bytes;
+  long size;
+  int ok;
+  if (!file)
+    return dlc_fail(error, error_size, "cannot open '%s': %s", path,
+                    strerror(errno));
+  if (fseek(file, 0, SEEK_END) != 0 || (size = ftell(file)) < 0 ||
+      fseek(file, 0, SEEK_SET) != 0) {
+    fclose(file);
+    return dlc_fail(error, error_size, "cannot read '%s'", path);
+  }
+  bytes = (uint8_t *)malloc(size ? (size_t)size : 1);
+  if (!bytes || fread(bytes, 1, (size_t)size, file) != (size_t)size) {
+    free(bytes);
+    fclose(file);
+    return dlc_fail(error, error_size, "cannot read '%s'", path);
+  }
+  fclose(file);
+  if (size >= 6 && memcmp(bytes, "\x93NUMPY", 6) == 0) {
+    ok = dlc_npy_read(path, bytes, (size_t)size, out, error, error_size);
+  } else {
+    char reason[256];
+    ok = dlc_tensor_decode_proto(bytes, (size_t)size, out, reason,
+                                 sizeof(reason));
+    if (!ok)
+      dlc_fail(error, error_size,
+               "%s: neither a .npy file nor a TensorProto: %s", path, reason);
+  }
+  free(bytes);
+  return ok;
+}
