@@ -24,9 +24,8 @@ void expectValid(const std::vector<BufferLifetime> &buffers,
     for (size_t j = i + 1; j < buffers.size(); ++j) {
       if (!overlapInTime(buffers[i], buffers[j]))
         continue;
-      bool disjoint =
-          plan.offsets[i] + buffers[i].size <= plan.offsets[j] ||
-          plan.offsets[j] + buffers[j].size <= plan.offsets[i];
+      bool disjoint = plan.offsets[i] + buffers[i].size <= plan.offsets[j] ||
+                      plan.offsets[j] + buffers[j].size <= plan.offsets[i];
       EXPECT_TRUE(disjoint) << "buffers " << i << " and " << j;
     }
   }
@@ -59,9 +58,8 @@ TEST(MemoryPlan, RandomLifetimesStayValid) {
     int n = 1 + rng() % 40;
     for (int i = 0; i < n; ++i) {
       int64_t first = rng() % 30;
-      buffers.push_back(
-          {static_cast<uint64_t>(1 + rng() % 100000), first,
-           first + static_cast<int64_t>(rng() % 10)});
+      buffers.push_back({static_cast<uint64_t>(1 + rng() % 100000), first,
+                         first + static_cast<int64_t>(rng() % 10)});
     }
     MemoryPlan plan = planMemory(buffers, 64);
     expectValid(buffers, plan, 64);

@@ -8,7 +8,9 @@
  * Every section starts at a multiple of DLCX_ALIGNMENT; the CONSTANTS section
  * holds the weights, each constant tensor at a DLCX_ALIGNMENT-aligned offset,
  * so a memory-mapped artifact can hand weights to kernels without copying.
- * docs/artifact-format.md explains every field and the validation rules.
+ * docs/artifact-format.md explains every field; runtime/README.md lists the
+ * validation rules. Writers must zero every reserved field, every dim above
+ * a tensor's rank, and target_sm for targets other than CUDA.
  *
  * Compatibility: a reader accepts an artifact whose version_major equals its
  * own DLCX_VERSION_MAJOR and whose version_minor is not newer than its own.
@@ -54,7 +56,7 @@ typedef enum dlcx_feature_e {
   DLCX_FEATURE_VK_INT8_DOT = 1u << 10,
   DLCX_FEATURE_VK_SUBGROUP = 1u << 11,
   DLCX_FEATURE_VK_INT64 = 1u << 12,
-  /* CUDA: the code section also carries a cubin for the recorded sm. */
+  /* CUDA: a CUBIN section carries the kernels assembled for target_sm. */
   DLCX_FEATURE_CUDA_CUBIN = 1u << 16,
 } dlcx_feature_t;
 
@@ -87,6 +89,11 @@ typedef enum dlcx_section_kind_e {
   DLCX_SECTION_CODE = 7,      /* target code blobs (ELF, SPIR-V, PTX, cubin) */
   DLCX_SECTION_CONSTANTS = 8, /* aligned constant tensor data */
   DLCX_SECTION_MODEL = 9,     /* one dlcx_model_t */
+  /* CUDA: a cubin of all kernels for header.target_sm, present when
+   * DLCX_FEATURE_CUDA_CUBIN is set. Kernels always reference the PTX module
+   * in CODE; a driver uses the cubin when the device's compute capability
+   * equals target_sm and JIT-compiles the PTX otherwise. */
+  DLCX_SECTION_CUBIN = 10,
 } dlcx_section_kind_t;
 
 typedef enum dlcx_storage_e {
