@@ -5,7 +5,9 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace dlc {
@@ -59,6 +61,19 @@ LogicalResult rewriteSignature(func::FuncOp kernel) {
   return success();
 }
 
+/// memref.copy lowers to a call into MLIR's runner library when its operands
+/// are strided views; kernels must be self-contained, so copies become
+/// linalg.copy, which lowers to loops.
+struct CopyToLinalg : public OpRewritePattern<memref::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(memref::CopyOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<linalg::CopyOp>(op, op.getSource(),
+                                                op.getTarget());
+    return success();
+  }
+};
+
 struct BufferizeKernelsPass
     : public dlc::impl::BufferizeKernelsBase<BufferizeKernelsPass> {
   void runOnOperation() override {
@@ -83,6 +98,10 @@ struct BufferizeKernelsPass
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     if (failed(runPipeline(pm, module)))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    patterns.add<CopyToLinalg>(&getContext());
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
   }
 };

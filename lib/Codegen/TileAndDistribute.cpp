@@ -3,6 +3,7 @@
 #include "dlc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -45,20 +46,130 @@ llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
   return reduced;
 }
 
-LogicalResult tileKernel(func::FuncOp kernel, int64_t targetWorkgroups,
-                         int64_t minWork) {
+/// How one kernel is split: workgroup tile sizes (0: not split), thread
+/// tile sizes within a workgroup (GPUs), and the resulting grid and
+/// workgroup size, both x-fastest.
+struct TilingPlan {
+  SmallVector<int64_t> workgroupTiles;
+  SmallVector<int64_t> threadTiles;
+  SmallVector<int64_t> grid;          ///< in loop order (x last)
+  SmallVector<int64_t> workgroupSize; ///< x, y, z
+};
+
+/// CPUs: split outer parallel loops until there are about `target`
+/// workgroups of at least `minWork` iterations each.
+TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
+                   ArrayRef<int64_t> extents,
+                   const llvm::SmallBitVector &reduced, int64_t target,
+                   int64_t minWork) {
+  TilingPlan plan;
+  plan.workgroupTiles.assign(iterators.size(), 0);
+  plan.workgroupSize = {1, 1, 1};
+  int64_t work = 1;
+  for (int64_t e : extents)
+    work *= std::max<int64_t>(e, 1);
+  int64_t remaining =
+      std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, target);
+  for (auto [i, it] : llvm::enumerate(iterators)) {
+    if (remaining <= 1 || plan.grid.size() == 3)
+      break;
+    if (it != utils::IteratorType::parallel || reduced.test(i) ||
+        extents[i] <= 1)
+      continue;
+    int64_t count = largestDivisorAtMost(extents[i], remaining);
+    if (count <= 1)
+      continue;
+    plan.workgroupTiles[i] = extents[i] / count;
+    plan.grid.push_back(count);
+    remaining = (remaining + count - 1) / count;
+  }
+  return plan;
+}
+
+/// GPUs: one thread per element of the innermost (x) and next (y) parallel
+/// loops, up to `maxThreads` per workgroup; a third loop (z) is spread over
+/// workgroups only. Other loops run inside each thread.
+TilingPlan planGPU(ArrayRef<utils::IteratorType> iterators,
+                   ArrayRef<int64_t> extents,
+                   const llvm::SmallBitVector &reduced, int64_t maxThreads) {
+  TilingPlan plan;
+  unsigned n = iterators.size();
+  plan.workgroupTiles.assign(n, 0);
+  plan.threadTiles.assign(n, 0);
+  plan.workgroupSize = {1, 1, 1};
+  SmallVector<unsigned> dims; // x, y, z
+  for (int i = n - 1; i >= 0 && dims.size() < 3; --i)
+    if (iterators[i] == utils::IteratorType::parallel && !reduced.test(i) &&
+        extents[i] > 1)
+      dims.push_back(i);
+  int64_t threadsLeft = maxThreads;
+  for (auto [k, d] : llvm::enumerate(dims)) {
+    int64_t threads = 1;
+    if (k < 2)
+      threads = largestDivisorAtMost(extents[d],
+                                     k == 0 ? std::min<int64_t>(64, threadsLeft)
+                                            : threadsLeft);
+    threadsLeft /= threads;
+    plan.workgroupTiles[d] = threads;
+    if (threads > 1)
+      plan.threadTiles[d] = 1;
+    plan.workgroupSize[k] = threads;
+  }
+  for (unsigned i = 0; i < n; ++i)
+    if (plan.workgroupTiles[i])
+      plan.grid.push_back(extents[i] / plan.workgroupTiles[i]);
+  return plan;
+}
+
+/// Tiles `op` by `tiles` into an scf.forall and fuses its producers. The
+/// loop is marked as distributed over blocks (workgroups) or threads, the
+/// last tiled loop being x; marked loops are never folded away, even with a
+/// single iteration, so later passes find them.
+FailureOr<Operation *> tileAndFuse(IRRewriter &rewriter, TilingInterface op,
+                                   ArrayRef<int64_t> tiles, bool threads) {
+  MLIRContext *ctx = op.getContext();
+  unsigned tiled = llvm::count_if(tiles, [](int64_t t) { return t != 0; });
+  SmallVector<Attribute> mapping;
+  for (unsigned k = 0; k < tiled; ++k) {
+    auto dim = static_cast<gpu::MappingId>(tiled - 1 - k);
+    mapping.push_back(threads
+                          ? Attribute(gpu::GPUThreadMappingAttr::get(ctx, dim))
+                          : Attribute(gpu::GPUBlockMappingAttr::get(ctx, dim)));
+  }
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+  tiling.setMapping(mapping);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+  if (failed(result))
+    return op->emitError("cannot tile the kernel's result op"), failure();
+  for (OpResult r : op->getResults())
+    if (Value replacement = result->replacements.lookup(r))
+      rewriter.replaceAllUsesWith(r, replacement);
+  return result->tiledAndFusedOps.front();
+}
+
+LogicalResult tileKernel(func::FuncOp kernel,
+                         const dlc::TileAndDistributeOptions &options) {
   Builder b(kernel.getContext());
   auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
-  auto setGrid = [&](ArrayRef<int64_t> grid) {
+  auto record = [&](ArrayRef<int64_t> grid, ArrayRef<int64_t> wgSize) {
     SmallVector<int64_t> xyz(grid.rbegin(), grid.rend());
     xyz.resize(3, 1);
     kernel->setAttr(dlc::kGridAttr, b.getDenseI64ArrayAttr(xyz));
+    SmallVector<int64_t> size(wgSize);
+    size.resize(3, 1);
+    kernel->setAttr(dlc::kWorkgroupSizeAttr, b.getDenseI64ArrayAttr(size));
   };
   Operation *rootOp =
       ret.getNumOperands() ? ret.getOperand(0).getDefiningOp() : nullptr;
   auto root = dyn_cast_or_null<TilingInterface>(rootOp);
   if (!root || rootOp->getParentOp() != kernel.getOperation()) {
-    setGrid({});
+    record({}, {});
     return success();
   }
   SmallVector<utils::IteratorType> iterators = root.getLoopIteratorTypes();
@@ -73,47 +184,26 @@ LogicalResult tileKernel(func::FuncOp kernel, int64_t targetWorkgroups,
     extents.push_back(*size);
   }
   llvm::SmallBitVector reduced = reducedLoops(kernel, root, iterators.size());
-
-  // Split outer parallel loops until there are about targetWorkgroups
-  // workgroups, using divisors so that every tile has the same static size.
-  SmallVector<int64_t> tileSizes(iterators.size(), 0);
-  SmallVector<int64_t> grid;
-  int64_t work = 1;
-  for (int64_t e : extents)
-    work *= std::max<int64_t>(e, 1);
-  int64_t remaining = std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1),
-                                          1, targetWorkgroups);
-  for (auto [i, it] : llvm::enumerate(iterators)) {
-    if (remaining <= 1 || grid.size() == 3)
-      break;
-    if (it != utils::IteratorType::parallel || reduced.test(i) ||
-        extents[i] <= 1)
-      continue;
-    int64_t count = largestDivisorAtMost(extents[i], remaining);
-    if (count <= 1)
-      continue;
-    tileSizes[i] = extents[i] / count;
-    grid.push_back(count);
-    remaining = (remaining + count - 1) / count;
-  }
-  if (grid.empty()) {
-    setGrid({});
+  TilingPlan plan =
+      options.maxThreads > 0
+          ? planGPU(iterators, extents, reduced, options.maxThreads)
+          : planCPU(iterators, extents, reduced, options.targetWorkgroups,
+                    options.minWork);
+  if (plan.grid.empty()) {
+    record({}, {});
     return success();
   }
-
-  scf::SCFTilingOptions tiling;
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setTileSizes(getAsIndexOpFoldResult(kernel.getContext(), tileSizes));
-  scf::SCFTileAndFuseOptions options;
-  options.setTilingOptions(tiling);
-  FailureOr<scf::SCFTileAndFuseResult> result =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
-  if (failed(result))
-    return rootOp->emitError("cannot tile the kernel's result op");
-  for (OpResult r : rootOp->getResults())
-    if (Value replacement = result->replacements.lookup(r))
-      rewriter.replaceAllUsesWith(r, replacement);
-  setGrid(grid);
+  FailureOr<Operation *> tiled =
+      tileAndFuse(rewriter, root, plan.workgroupTiles, /*threads=*/false);
+  if (failed(tiled))
+    return failure();
+  if (llvm::any_of(plan.threadTiles, [](int64_t t) { return t != 0; })) {
+    auto inner = dyn_cast<TilingInterface>(*tiled);
+    if (!inner || failed(tileAndFuse(rewriter, inner, plan.threadTiles,
+                                     /*threads=*/true)))
+      return failure();
+  }
+  record(plan.grid, plan.workgroupSize);
   return success();
 }
 
@@ -124,7 +214,7 @@ struct TileAndDistributePass
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       if (!kernel->hasAttr(dlc::kKernelAttr) || kernel.isExternal())
         continue;
-      if (failed(tileKernel(kernel, targetWorkgroups, minWork)))
+      if (failed(tileKernel(kernel, {targetWorkgroups, minWork, maxThreads})))
         return signalPassFailure();
     }
   }

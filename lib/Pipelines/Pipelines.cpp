@@ -146,17 +146,36 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
       return failure();
     break;
   case TargetKind::Vulkan:
+    if (options.emit == EmitKind::PTX || options.emit == EmitKind::Object)
+      return emitError(module->getLoc(), "--emit=")
+             << (options.emit == EmitKind::PTX ? "ptx needs a cuda"
+                                               : "obj needs a cpu")
+             << " target, not " << target.str();
+    if (failed(compileVulkanKernels(*kernels, target, binary)))
+      return failure();
+    break;
   case TargetKind::CUDA:
-    return emitError(module->getLoc(), "target ")
-           << target.str() << " is not available in this build yet";
+    if (options.emit == EmitKind::SPIRV || options.emit == EmitKind::Object)
+      return emitError(module->getLoc(), "--emit=")
+             << (options.emit == EmitKind::SPIRV ? "spirv needs a vulkan"
+                                                 : "obj needs a cpu")
+             << " target, not " << target.str();
+    if (failed(compileCUDAKernels(*kernels, target, /*requirePtxas=*/false,
+                                  binary)))
+      return failure();
+    break;
   }
   if (mlir) {
     kernels->print(output);
     output << "\n";
     return success();
   }
-  if (options.emit == EmitKind::Object) {
+  if (options.emit == EmitKind::Object || options.emit == EmitKind::SPIRV) {
     output << binary.code;
+    return success();
+  }
+  if (options.emit == EmitKind::PTX) {
+    output << StringRef(binary.code).rtrim('\0');
     return success();
   }
   ArtifactStats stats;

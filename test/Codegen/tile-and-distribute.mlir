@@ -3,7 +3,7 @@
 // The result op is split along its outer parallel loops into 8 workgroups
 // (8 divides 16), and the matmul producer is fused into the loop body.
 // CHECK-LABEL: func.func @matmul_bias
-// CHECK-SAME: attributes {dlc.grid = array<i64: 8, 1, 1>, dlc.kernel}
+// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
 // CHECK: scf.forall (%[[I:.*]]) = (0) to (16) step (2)
 // CHECK:   linalg.fill {{.*}} -> tensor<2x32xf32>
 // CHECK:   linalg.matmul {{.*}} -> tensor<2x32xf32>

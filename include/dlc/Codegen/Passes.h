@@ -6,7 +6,9 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -27,6 +29,8 @@ namespace dlc {
 constexpr llvm::StringLiteral kKernelAttr = "dlc.kernel";
 /// The attribute holding a kernel's workgroup grid (x, y, z).
 constexpr llvm::StringLiteral kGridAttr = "dlc.grid";
+/// The attribute holding a kernel's threads per workgroup (x, y, z).
+constexpr llvm::StringLiteral kWorkgroupSizeAttr = "dlc.workgroup_size";
 
 } // namespace dlc
 

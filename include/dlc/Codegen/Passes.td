@@ -23,16 +23,24 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
     per workgroup. Loops that a fused reduction reduces over are not split.
     The trip counts are recorded as `dlc.grid = array<i64: x, y, z>` on the
     function (x is the innermost forall dimension).
+
+    With `threads` > 0 (GPUs), workgroups are tiles of one element per
+    thread along the innermost two distributable loops, and each workgroup
+    tile is tiled again into a nested `scf.forall` of threads (producers
+    fused again); `dlc.workgroup_size` records the thread counts.
   }];
   let options = [
     Option<"targetWorkgroups", "workgroups", "int64_t", "64",
            "Number of workgroups to aim for per kernel">,
     Option<"minWork", "min-work", "int64_t", "16384",
            "Fewest root-op loop iterations worth a workgroup">,
+    Option<"maxThreads", "threads", "int64_t", "0",
+           "GPUs: threads per workgroup (0: CPU tiling, one thread each)">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect",
-                           "mlir::affine::AffineDialect"];
+                           "mlir::affine::AffineDialect",
+                           "mlir::gpu::GPUDialect"];
 }
 
 def BufferizeKernels : Pass<"dlc-bufferize-kernels", "mlir::ModuleOp"> {
@@ -42,10 +50,12 @@ def BufferizeKernels : Pass<"dlc-bufferize-kernels", "mlir::ModuleOp"> {
     become read-only memrefs, results become output memrefs appended to the
     arguments (the kernel writes its result in place), then runs One-Shot
     Bufferize on the bodies and inserts deallocations for temporaries.
-    Small temporaries are promoted to the stack.
+    Small temporaries are promoted to the stack, and copies become
+    `linalg.copy` so that kernels never call a runtime library.
   }];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect",
-                           "mlir::memref::MemRefDialect"];
+                           "mlir::memref::MemRefDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
@@ -59,6 +69,25 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];
+}
+
+def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "GPU kernels: move bufferized kernels into gpu.func";
+  let description = [{
+    Turns every bufferized `dlc.kernel` function into a `gpu.func` kernel in
+    a `gpu.module` (one module per kernel with `module-per-kernel`, as
+    Vulkan wants one SPIR-V module per pipeline; else one module named
+    `dlc_kernels`), replacing the workgroup `scf.forall` by block ids and
+    the nested thread `scf.forall` by thread ids (x is the innermost forall
+    dimension). The threads per workgroup come from `dlc.workgroup_size`
+    and are recorded as the kernel's known block size.
+  }];
+  let options = [
+    Option<"modulePerKernel", "module-per-kernel", "bool", "false",
+           "Put each kernel in its own gpu.module">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {

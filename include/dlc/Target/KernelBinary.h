@@ -30,6 +30,8 @@ struct KernelBinary {
   std::string code;
   std::vector<KernelInfo> kernels;
   uint64_t features = 0; ///< dlcx_feature_t bits the code needs
+  /// CUDA: the kernels assembled by ptxas for the target's sm (may be empty).
+  std::string cubin;
 };
 
 /// The target-independent part of kernel code generation: fuse elementwise
@@ -37,9 +39,11 @@ struct KernelBinary {
 void buildKernelTilingPipeline(mlir::OpPassManager &pm,
                                const TargetDescription &target);
 
-/// Reads binding counts and grids of the bufferized kernels of `module`.
-mlir::LogicalResult collectKernelInfo(mlir::ModuleOp module,
-                                      std::vector<KernelInfo> &kernels);
+/// Runs buildKernelTilingPipeline on `module` and reads the binding counts,
+/// grids and workgroup sizes of the bufferized kernels into `kernels`.
+mlir::LogicalResult runKernelTilingPipeline(mlir::ModuleOp module,
+                                            const TargetDescription &target,
+                                            std::vector<KernelInfo> &kernels);
 
 /// Compiles the kernel functions of `module` (tensor level, as produced by
 /// dlc-outline-dispatches) to native code: an ELF shared object, or with
@@ -47,6 +51,18 @@ mlir::LogicalResult collectKernelInfo(mlir::ModuleOp module,
 mlir::LogicalResult compileCPUKernels(mlir::ModuleOp module,
                                       const TargetDescription &target,
                                       bool relocatable, KernelBinary &out);
+
+/// Compiles the kernel functions of `module` to one SPIR-V module each.
+mlir::LogicalResult compileVulkanKernels(mlir::ModuleOp module,
+                                         const TargetDescription &target,
+                                         KernelBinary &out);
+
+/// Compiles the kernel functions of `module` to one PTX module, and to a
+/// cubin for the target's sm when ptxas is available (`requirePtxas` makes
+/// its absence an error).
+mlir::LogicalResult compileCUDAKernels(mlir::ModuleOp module,
+                                       const TargetDescription &target,
+                                       bool requirePtxas, KernelBinary &out);
 
 } // namespace dlc
 

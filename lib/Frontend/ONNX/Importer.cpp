@@ -98,6 +98,8 @@ private:
                                             Location loc);
   LogicalResult importNode(::onnx::NodeProto &node, unsigned index);
   Location nodeLoc(const ::onnx::NodeProto &node, unsigned index);
+  /// The node's name, or "OpType#index" for unnamed nodes.
+  static std::string nodeName(const ::onnx::NodeProto &node, unsigned index);
 
   MLIRContext &ctx;
   OpBuilder builder;
@@ -112,11 +114,14 @@ private:
   Value noneValue;
 };
 
+std::string ModelImporter::nodeName(const ::onnx::NodeProto &node,
+                                    unsigned index) {
+  return node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                             : node.name();
+}
+
 Location ModelImporter::nodeLoc(const ::onnx::NodeProto &node, unsigned index) {
-  std::string name = node.name().empty()
-                         ? node.op_type() + "#" + std::to_string(index)
-                         : node.name();
-  return NameLoc::get(StringAttr::get(&ctx, name), fileLoc);
+  return NameLoc::get(StringAttr::get(&ctx, nodeName(node, index)), fileLoc);
 }
 
 LogicalResult ModelImporter::readOpsets() {
@@ -465,7 +470,8 @@ ModelImporter::importAttribute(::onnx::AttributeProto &attr,
                                const ::onnx::NodeProto &node, Location loc) {
   Builder &b = builder;
   auto fail = [&](const Twine &why) -> FailureOr<NamedAttribute> {
-    emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
+    StringRef nodeName = cast<NameLoc>(loc).getName().getValue();
+    emitError(loc) << "node '" << nodeName << "' (" << node.op_type()
                    << "): attribute '" << attr.name() << "' " << why;
     return failure();
   };
@@ -528,8 +534,8 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   auto opsetIt = opsets.find(domain);
   if (opsetIt == opsets.end())
-    return emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
-                          << ") is in domain '" << domain
+    return emitError(loc) << "node '" << nodeName(node, index) << "' ("
+                          << node.op_type() << ") is in domain '" << domain
                           << "', which the model does not import";
   SmallVector<Value> inputs;
   for (const std::string &name : node.input()) {
@@ -539,7 +545,7 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
     }
     auto it = values.find(name);
     if (it == values.end())
-      return emitError(loc) << "node '" << node.name() << "' ("
+      return emitError(loc) << "node '" << nodeName(node, index) << "' ("
                             << node.op_type() << ") reads '" << name
                             << "', which no earlier node, initializer or "
                                "graph input produces";
@@ -569,7 +575,7 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
       continue;
     if (!values.insert({name, result}).second)
       return emitError(loc)
-             << "node '" << node.name() << "' (" << node.op_type()
+             << "node '" << nodeName(node, index) << "' (" << node.op_type()
              << ") defines '" << name << "', which is already defined";
   }
   return success();

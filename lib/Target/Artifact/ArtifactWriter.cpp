@@ -68,7 +68,10 @@ class Writer {
 public:
   Writer(func::FuncOp main, const TargetDescription &target,
          const KernelBinary &binary)
-      : main(main), target(target), binary(binary) {}
+      : main(main), target(target), binary(binary),
+        // Vulkan binds tensors as descriptor ranges, whose offsets must meet
+        // minStorageBufferOffsetAlignment (256 on the strictest devices).
+        alignment(target.kind == TargetKind::Vulkan ? 256 : DLCX_ALIGNMENT) {}
 
   LogicalResult run(llvm::raw_ostream &os, ArtifactStats *stats);
 
@@ -80,6 +83,7 @@ private:
   func::FuncOp main;
   const TargetDescription &target;
   const KernelBinary &binary;
+  uint64_t alignment;
 
   StringTable strings;
   std::string constants;
@@ -99,7 +103,7 @@ LogicalResult Writer::appendConstant(arith::ConstantOp op) {
   if (elem.isInteger(4))
     return op.emitError("4-bit constants at kernel boundaries are not "
                         "supported yet");
-  uint64_t offset = alignUp(constants.size(), DLCX_ALIGNMENT);
+  uint64_t offset = alignUp(constants.size(), alignment);
   constants.resize(offset, '\0');
   int64_t bytes = type.getNumElements() * elementBytes(elem);
   Attribute value = op.getValue();
@@ -179,7 +183,7 @@ LogicalResult Writer::analyze() {
     return op.emitError("unexpected op in the host program; every "
                         "computation must be inside a kernel");
   }
-  plan = planMemory(buffers, DLCX_ALIGNMENT);
+  plan = planMemory(buffers, alignment);
   return success();
 }
 
@@ -340,6 +344,8 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   addTable(DLCX_SECTION_STRINGS, strings.data.data(), strings.data.size());
   addTable(DLCX_SECTION_CODE, binary.code.data(), binary.code.size());
   addTable(DLCX_SECTION_CONSTANTS, constants.data(), constants.size());
+  if (!binary.cubin.empty())
+    addTable(DLCX_SECTION_CUBIN, binary.cubin.data(), binary.cubin.size());
 
   dlcx_header_t header;
   std::memset(&header, 0, sizeof(header));

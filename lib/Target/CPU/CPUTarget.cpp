@@ -14,7 +14,6 @@
 #include "../../../runtime/include/dlc/artifact_format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -36,44 +35,6 @@
 #include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
-
-void dlc::buildKernelTilingPipeline(OpPassManager &pm,
-                                    const TargetDescription &target) {
-  // Elementwise chains inside a kernel become one linalg.generic.
-  pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  TileAndDistributeOptions tiling;
-  // CPUs: a few workgroups per core, each worth a thread hand-off; GPUs:
-  // many small workgroups.
-  tiling.targetWorkgroups = target.isGPU() ? 65535 : 64;
-  tiling.minWork = target.isGPU() ? 256 : 16384;
-  pm.addPass(createTileAndDistribute(tiling));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createBufferizeKernels());
-}
-
-LogicalResult dlc::collectKernelInfo(ModuleOp module,
-                                     std::vector<KernelInfo> &kernels) {
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (!f->hasAttr(kKernelAttr))
-      continue;
-    KernelInfo info;
-    info.name = f.getSymName().str();
-    info.bindingCount = f.getNumArguments();
-    if (auto grid = f->getAttrOfType<DenseI64ArrayAttr>(kGridAttr)) {
-      for (auto [i, g] : llvm::enumerate(grid.asArrayRef())) {
-        if (g < 1 || g > UINT32_MAX)
-          return f.emitError("invalid workgroup grid");
-        info.grid[i] = static_cast<uint32_t>(g);
-      }
-    }
-    kernels.push_back(info);
-  }
-  return success();
-}
 
 namespace {
 
@@ -186,13 +147,7 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
                                      const TargetDescription &target,
                                      bool relocatable, KernelBinary &out) {
   Location loc = module.getLoc();
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  buildKernelTilingPipeline(pm, target);
-  if (failed(pm.run(module)))
-    return failure();
-  if (failed(collectKernelInfo(module, out.kernels)))
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
     return failure();
 
   PassManager lower(module.getContext(), ModuleOp::getOperationName());

@@ -1,0 +1,142 @@
+//===- GPUOutlineKernels.cpp - the dlc-gpu-outline-kernels pass -----------===//
+
+#include "dlc/Codegen/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/DeviceMappingInterface.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_GPUOUTLINEKERNELS
+#include "dlc/Codegen/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// Replaces `forall`'s induction variables by `lb + id(dim) * step`, with
+/// the dimension its mapping gives (else the last forall dimension is x,
+/// then y, then z), and inlines its body.
+template <typename IdOp> LogicalResult inlineForall(scf::ForallOp forall) {
+  if (forall.getNumResults() != 0)
+    return forall.emitError("workgroup loops must be bufferized");
+  std::optional<SmallVector<int64_t>> lbs =
+      getConstantIntValues(forall.getMixedLowerBound());
+  std::optional<SmallVector<int64_t>> steps =
+      getConstantIntValues(forall.getMixedStep());
+  unsigned rank = forall.getRank();
+  if (!lbs || !steps || rank > 3)
+    return forall.emitError("GPU loops need static bounds and at most three "
+                            "dimensions");
+  OpBuilder b(forall);
+  Location loc = forall.getLoc();
+  static const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                        gpu::Dimension::z};
+  std::optional<ArrayAttr> mapping = forall.getMapping();
+  for (auto [k, iv] : llvm::enumerate(forall.getInductionVars())) {
+    gpu::Dimension dim = dims[rank - 1 - k];
+    if (mapping)
+      if (auto m = dyn_cast<DeviceMappingAttrInterface>((*mapping)[k]))
+        dim = dims[m.getMappingId() % 3];
+    Value v = IdOp::create(b, loc, dim);
+    if ((*steps)[k] != 1)
+      v = arith::MulIOp::create(
+          b, loc, v, arith::ConstantIndexOp::create(b, loc, (*steps)[k]));
+    if ((*lbs)[k] != 0)
+      v = arith::AddIOp::create(
+          b, loc, v, arith::ConstantIndexOp::create(b, loc, (*lbs)[k]));
+    iv.replaceAllUsesWith(v);
+  }
+  Block *body = forall.getBody();
+  for (Operation &op : llvm::make_early_inc_range(body->without_terminator()))
+    op.moveBefore(forall);
+  forall.erase();
+  return success();
+}
+
+LogicalResult outline(func::FuncOp kernel, gpu::GPUModuleOp module) {
+  auto funcType = kernel.getFunctionType();
+  if (funcType.getNumResults() != 0)
+    return kernel.emitError("GPU kernels must be bufferized first");
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(&module.getBodyRegion().front());
+  auto gpuFunc =
+      gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getSymName(), funcType);
+  gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  SmallVector<int32_t> block = {1, 1, 1};
+  if (auto size =
+          kernel->getAttrOfType<DenseI64ArrayAttr>(dlc::kWorkgroupSizeAttr))
+    for (auto [i, s] : llvm::enumerate(size.asArrayRef()))
+      block[i] = static_cast<int32_t>(s);
+  gpuFunc.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(block));
+  for (StringRef attr : {dlc::kGridAttr, dlc::kWorkgroupSizeAttr})
+    if (Attribute a = kernel->getAttr(attr))
+      gpuFunc->setAttr(attr, a);
+
+  // Move the body, with its entry block arguments, into the gpu.func.
+  Region &dst = gpuFunc.getBody();
+  dst.getBlocks().clear();
+  dst.takeBody(kernel.getBody());
+  Block &entry = dst.front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  OpBuilder rb(ret);
+  gpu::ReturnOp::create(rb, ret.getLoc());
+  ret.erase();
+
+  // Loops mapped to threads are thread loops; the others are workgroups.
+  auto isThreadLoop = [](scf::ForallOp f) {
+    std::optional<ArrayAttr> mapping = f.getMapping();
+    return mapping && !mapping->empty() &&
+           isa<gpu::GPUThreadMappingAttr>((*mapping)[0]);
+  };
+  SmallVector<scf::ForallOp> workgroups, threads;
+  entry.walk([&](scf::ForallOp f) {
+    (isThreadLoop(f) ? threads : workgroups).push_back(f);
+  });
+  if (workgroups.size() > 1)
+    return kernel.emitError("a kernel must have at most one workgroup loop");
+  if (threads.size() > 1)
+    return kernel.emitError("a workgroup must have at most one thread loop");
+  if (!workgroups.empty() &&
+      failed(inlineForall<gpu::BlockIdOp>(workgroups.front())))
+    return failure();
+  if (!threads.empty() && failed(inlineForall<gpu::ThreadIdOp>(threads[0])))
+    return failure();
+  kernel.erase();
+  return success();
+}
+
+struct GPUOutlineKernelsPass
+    : public dlc::impl::GPUOutlineKernelsBase<GPUOutlineKernelsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(&getContext()));
+    SmallVector<func::FuncOp> kernels;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f->hasAttr(dlc::kKernelAttr) && !f.isExternal())
+        kernels.push_back(f);
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    gpu::GPUModuleOp shared;
+    for (func::FuncOp kernel : kernels) {
+      gpu::GPUModuleOp target = shared;
+      if (modulePerKernel || !target) {
+        target = gpu::GPUModuleOp::create(
+            b, kernel.getLoc(),
+            modulePerKernel ? kernel.getSymName() : StringRef("dlc_kernels"));
+        if (!modulePerKernel)
+          shared = target;
+      }
+      if (failed(outline(kernel, target)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

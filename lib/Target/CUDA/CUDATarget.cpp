@@ -1,0 +1,157 @@
+//===- CUDATarget.cpp - kernels to PTX (and cubin) ------------------------===//
+//
+// Same tiling as every target; the workgroup and thread loops become block
+// and thread ids of one gpu.module, lowered through NVVM to PTX for the
+// requested sm. Kernel parameters are bare device pointers, one per binding.
+// When ptxas is available the PTX is also assembled into a cubin, which
+// both checks it and saves the driver a JIT compilation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Target/KernelBinary.h"
+
+#include "dlc/Codegen/Passes.h"
+
+#include "../../../runtime/include/dlc/artifact_format.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace {
+
+/// ptxas from $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, /usr/local/cuda or PATH.
+std::string findPtxas() {
+  for (const char *var : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var)) {
+      SmallString<256> p(dir);
+      llvm::sys::path::append(p, "bin", "ptxas");
+      if (llvm::sys::fs::can_execute(p))
+        return std::string(p);
+    }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda/bin/ptxas";
+  if (llvm::ErrorOr<std::string> p = llvm::sys::findProgramByName("ptxas"))
+    return *p;
+  return "";
+}
+
+/// The oldest PTX ISA version that supports a chip: the oldest drivers can
+/// still JIT the module.
+std::string ptxFeatures(unsigned sm) {
+  if (sm >= 89)
+    return "+ptx78";
+  if (sm >= 87)
+    return "+ptx74";
+  if (sm >= 86)
+    return "+ptx71";
+  if (sm >= 80)
+    return "+ptx70";
+  return "+ptx63";
+}
+
+LogicalResult assemble(Location loc, StringRef ptx, unsigned sm,
+                       std::string &cubin, std::string &ptxas) {
+  ptxas = findPtxas();
+  if (ptxas.empty())
+    return success();
+  SmallString<128> in, outPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("dlc-kernels", "ptx", fd, in))
+    return emitError(loc, "cannot create a temporary file");
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  if (llvm::sys::fs::createTemporaryFile("dlc-kernels", "cubin", outPath)) {
+    llvm::sys::fs::remove(in);
+    return emitError(loc, "cannot create a temporary file");
+  }
+  SmallString<128> errPath;
+  llvm::sys::fs::createTemporaryFile("dlc-ptxas", "log", errPath);
+  std::string arch = "-arch=sm_" + std::to_string(sm);
+  std::string outArg = std::string(outPath);
+  SmallVector<StringRef> args = {ptxas, arch, "-O3", in, "-o", outArg};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(errPath),
+                                          StringRef(errPath)};
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects);
+  llvm::sys::fs::remove(in);
+  if (rc != 0) {
+    std::string log;
+    if (auto buf = llvm::MemoryBuffer::getFile(errPath))
+      log = (*buf)->getBuffer().trim().str();
+    llvm::sys::fs::remove(errPath);
+    llvm::sys::fs::remove(outPath);
+    return emitError(loc, "ptxas rejected the generated PTX for sm_")
+           << sm << ": " << log;
+  }
+  llvm::sys::fs::remove(errPath);
+  auto buf = llvm::MemoryBuffer::getFile(outPath);
+  llvm::sys::fs::remove(outPath);
+  if (!buf)
+    return emitError(loc, "cannot read the cubin ptxas wrote");
+  cubin = (*buf)->getBuffer().str();
+  return success();
+}
+
+} // namespace
+
+LogicalResult dlc::compileCUDAKernels(ModuleOp module,
+                                      const TargetDescription &target,
+                                      bool requirePtxas, KernelBinary &out) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
+    return failure();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.addPass(createGPUOutlineKernels());
+  std::string pipeline =
+      "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
+      "canonicalize, cse, dlc-legalize-math, canonicalize, "
+      "gpu.module(convert-scf-to-cf, "
+      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, "
+      "cse, reconcile-unrealized-casts), "
+      "nvvm-attach-target{chip=sm_" +
+      std::to_string(target.sm) + " features=" + ptxFeatures(target.sm) +
+      " O=3}, gpu-module-to-binary{format=isa}";
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return emitError(loc, "internal error: invalid CUDA pipeline");
+  if (failed(pm.run(module)))
+    return failure();
+
+  std::string ptx;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute a : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(a))
+        ptx = object.getObject().getValue().str();
+  });
+  if (ptx.empty())
+    return emitError(loc, "NVVM lowering produced no PTX");
+  std::string ptxas;
+  if (failed(assemble(loc, ptx, target.sm, out.cubin, ptxas)))
+    return failure();
+  if (ptxas.empty() && requirePtxas)
+    return emitError(loc, "ptxas was not found (set CUDA_HOME, or install "
+                          "the CUDA toolkit)");
+  out.code = ptx;
+  out.code.push_back('\0');
+  for (KernelInfo &k : out.kernels) {
+    k.codeFormat = DLCX_CODE_PTX;
+    k.codeOffset = 0;
+    k.codeSize = out.code.size();
+  }
+  out.features = out.cubin.empty() ? 0 : DLCX_FEATURE_CUDA_CUBIN;
+  return success();
+}

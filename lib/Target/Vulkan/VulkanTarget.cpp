@@ -1,0 +1,168 @@
+//===- VulkanTarget.cpp - kernels to SPIR-V compute shaders ---------------===//
+//
+// The shared tiling gives each kernel a workgroup loop and a thread loop;
+// they become a gpu.func per kernel, which upstream's GPU-to-SPIR-V
+// conversion turns into one spirv.module (one pipeline) per kernel. The
+// target environment is Vulkan 1.1 / SPIR-V 1.3 with only the capabilities
+// the target description enables (no Int64, no Float16 by default), so
+// 64-bit integers are emulated with 32-bit pairs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Target/KernelBinary.h"
+
+#include "dlc/Codegen/Passes.h"
+
+#include "../../../runtime/include/dlc/artifact_format.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The spirv.target_env for `target`: the Vulkan 1.1 baseline plus the
+/// optional capabilities it enables.
+spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
+                               const dlc::TargetDescription &target) {
+  SmallVector<std::string> caps = {"Shader"};
+  SmallVector<std::string> exts = {"SPV_KHR_storage_buffer_storage_class"};
+  if (target.hasFloat16) {
+    caps.append({"Float16", "StorageBuffer16BitAccess"});
+    exts.push_back("SPV_KHR_16bit_storage");
+  }
+  if (target.hasInt8Storage) {
+    caps.append({"Int8", "StorageBuffer8BitAccess"});
+    exts.push_back("SPV_KHR_8bit_storage");
+  }
+  if (target.hasInt8DotProduct) {
+    caps.append({"DotProduct", "DotProductInput4x8BitPacked"});
+    exts.push_back("SPV_KHR_integer_dot_product");
+  }
+  if (target.hasSubgroups)
+    caps.append({"GroupNonUniform", "GroupNonUniformArithmetic",
+                 "GroupNonUniformShuffle"});
+  if (target.hasInt64)
+    caps.push_back("Int64");
+  std::string text =
+      "#spirv.target_env<#spirv.vce<v1.3, [" + llvm::join(caps, ", ") + "], [" +
+      llvm::join(exts, ", ") +
+      "]>, api=Vulkan, #spirv.resource_limits<max_compute_workgroup_size = "
+      "[128, 128, 64], max_compute_workgroup_invocations = " +
+      std::to_string(target.maxWorkgroupSize) +
+      ", subgroup_size = " + std::to_string(std::max(target.subgroupSize, 1u)) +
+      ">>";
+  return cast<spirv::TargetEnvAttr>(parseAttribute(text, ctx));
+}
+
+/// Private temporaries of a thread are SPIR-V Function-storage variables.
+void placeAllocasInFunctionStorage(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  Attribute function =
+      spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Function);
+  module.walk([&](memref::AllocaOp alloca) {
+    MemRefType type = alloca.getType();
+    alloca.getResult().setType(MemRefType::get(
+        type.getShape(), type.getElementType(), type.getLayout(), function));
+  });
+}
+
+} // namespace
+
+LogicalResult dlc::compileVulkanKernels(ModuleOp module,
+                                        const TargetDescription &target,
+                                        KernelBinary &out) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<spirv::SPIRVDialect, gpu::GPUDialect>();
+  Location loc = module.getLoc();
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
+    return failure();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  GPUOutlineKernelsOptions outline;
+  outline.modulePerKernel = true;
+  pm.addPass(createGPUOutlineKernels(outline));
+  if (failed(parsePassPipeline("convert-linalg-to-loops, lower-affine, "
+                               "fold-memref-alias-ops, canonicalize, cse, "
+                               "dlc-legalize-math, canonicalize",
+                               pm)))
+    return emitError(loc, "internal error: invalid Vulkan pipeline");
+  if (failed(pm.run(module)))
+    return failure();
+
+  placeAllocasInFunctionStorage(module);
+  spirv::TargetEnvAttr env = targetEnv(ctx, target);
+  module.walk([&](gpu::GPUModuleOp m) {
+    m->setAttr(spirv::getTargetEnvAttrName(), env);
+  });
+  module.walk([&](gpu::GPUFuncOp f) {
+    SmallVector<int32_t> size(f.getKnownBlockSizeAttr().asArrayRef());
+    f->setAttr(spirv::getEntryPointABIAttrName(),
+               spirv::getEntryPointABIAttr(ctx, size));
+  });
+
+  PassManager lower(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(lower)))
+    return failure();
+  std::string pipeline =
+      "map-memref-spirv-storage-class{client-api=vulkan}, "
+      "convert-gpu-to-spirv, "
+      "spirv.module(spirv-lower-abi-attrs, spirv-update-vce)";
+  if (!target.hasInt64)
+    pipeline = "arith-emulate-wide-int{widest-int-supported=32}, " + pipeline;
+  if (failed(parsePassPipeline(pipeline, lower)))
+    return emitError(loc, "internal error: invalid SPIR-V pipeline");
+  if (failed(lower.run(module)))
+    return failure();
+
+  // One SPIR-V binary per kernel, named after the gpu.module it came from
+  // (the conversion prefixes the module's name).
+  llvm::StringMap<std::pair<uint64_t, uint64_t>> blobs;
+  for (auto spv : module.getOps<spirv::ModuleOp>()) {
+    SmallVector<uint32_t> words;
+    if (failed(spirv::serialize(spv, words)))
+      return emitError(loc, "cannot serialize SPIR-V module ")
+             << spv.getName().value_or("");
+    StringRef name = spv.getName().value_or("");
+    name.consume_front("__spv__");
+    uint64_t offset = out.code.size();
+    out.code.append(reinterpret_cast<const char *>(words.data()),
+                    words.size() * sizeof(uint32_t));
+    // Keep every blob 4-byte aligned (SPIR-V is a stream of words).
+    blobs[name] = {offset, words.size() * sizeof(uint32_t)};
+  }
+  for (KernelInfo &k : out.kernels) {
+    auto it = blobs.find(k.name);
+    if (it == blobs.end())
+      return emitError(loc, "kernel '")
+             << k.name << "' produced no SPIR-V module";
+    k.codeFormat = DLCX_CODE_SPIRV;
+    k.codeOffset = it->second.first;
+    k.codeSize = it->second.second;
+  }
+  uint64_t features = 0;
+  if (target.hasFloat16)
+    features |= DLCX_FEATURE_VK_FLOAT16;
+  if (target.hasInt8Storage)
+    features |= DLCX_FEATURE_VK_INT8_STORAGE;
+  if (target.hasInt8DotProduct)
+    features |= DLCX_FEATURE_VK_INT8_DOT;
+  if (target.hasSubgroups)
+    features |= DLCX_FEATURE_VK_SUBGROUP;
+  if (target.hasInt64)
+    features |= DLCX_FEATURE_VK_INT64;
+  out.features = features;
+  return success();
+}

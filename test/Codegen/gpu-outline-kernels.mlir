@@ -1,0 +1,39 @@
+// RUN: dlc-opt %s --split-input-file --verify-diagnostics --dlc-gpu-outline-kernels=module-per-kernel=1 | FileCheck %s
+
+// Workgroup and thread loops become block and thread ids; the last forall
+// dimension is x.
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @k
+// CHECK: gpu.func @k(%[[A:.*]]: memref<64x32xf32>) kernel attributes {{{.*}}known_block_size = array<i32: 16, 2, 1>
+// CHECK-DAG: %[[BX:.*]] = gpu.block_id  x
+// CHECK-DAG: %[[BY:.*]] = gpu.block_id  y
+// CHECK-DAG: %[[TX:.*]] = gpu.thread_id  x
+// CHECK-DAG: %[[TY:.*]] = gpu.thread_id  y
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: gpu.return
+// CHECK-NOT: func.func @k
+func.func @k(%a: memref<64x32xf32>) attributes {dlc.kernel, dlc.grid = array<i64: 2, 32, 1>, dlc.workgroup_size = array<i64: 16, 2, 1>} {
+  %c = arith.constant 1.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (64, 32) step (2, 16) {
+    scf.forall (%ti, %tj) in (2, 16) {
+      %r = arith.addi %i, %ti : index
+      %s = arith.addi %j, %tj : index
+      memref.store %c, %a[%r, %s] : memref<64x32xf32>
+    } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+  } {mapping = [#gpu.block<y>, #gpu.block<x>]}
+  return
+}
+
+// -----
+
+// expected-error @below {{a kernel must have at most one workgroup loop}}
+func.func @two(%a: memref<8xf32>) attributes {dlc.kernel} {
+  %c = arith.constant 1.0 : f32
+  scf.forall (%i) in (8) {
+    memref.store %c, %a[%i] : memref<8xf32>
+  }
+  scf.forall (%i) in (8) {
+    memref.store %c, %a[%i] : memref<8xf32>
+  }
+  return
+}

@@ -1,0 +1,107 @@
+"""Writes small binary ONNX models for the importer tests.
+
+  make_model.py KIND OUT   (KIND: see MODELS below)
+
+Binary models cannot be written in the textual syntax (external data,
+malformed protobuf), so the tests generate them with the onnx package.
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def graph_model(nodes, inputs, outputs, inits=(), opset=17, ir=8):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir
+    return m
+
+
+def add_model(weight_elems=128):
+    w = numpy_helper.from_array(
+        np.arange(weight_elems, dtype=np.float32).reshape(1, weight_elems), "W")
+    return graph_model(
+        [helper.make_node("Add", ["X", "W"], ["Y"], name="add0")],
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", weight_elems])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", weight_elems])],
+        [w])
+
+
+def save(model, out):
+    with open(out, "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def external(out, location, offset=0, length=None, size=None):
+    """A model whose weight W lives in the file `location` next to it."""
+    m = add_model(64)
+    w = m.graph.initializer[0]
+    data = w.raw_data
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", str(offset)),
+                 ("length", str(len(data) if length is None else length))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    save(m, out)
+    path = os.path.join(os.path.dirname(out), "weights.bin")
+    if size is not None:  # a sparse file of `size` bytes, data at `offset`
+        with open(path, "wb") as f:
+            f.truncate(size)
+    with open(path, "r+b" if os.path.exists(path) else "wb") as f:
+        f.seek(offset)
+        f.write(data)
+
+
+def main():
+    kind, out = sys.argv[1], sys.argv[2]
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    if kind == "add":
+        save(add_model(), out)
+    elif kind == "truncated":
+        data = add_model().SerializeToString()
+        with open(out, "wb") as f:
+            f.write(data[: len(data) // 2])
+    elif kind == "garbage":
+        with open(out, "wb") as f:
+            f.write(bytes(range(256)) * 4)
+    elif kind == "external":
+        external(out, "weights.bin", offset=128)
+    elif kind == "external-missing":
+        m = add_model(64)
+        w = m.graph.initializer[0]
+        w.ClearField("raw_data")
+        w.data_location = TensorProto.EXTERNAL
+        e = w.external_data.add()
+        e.key, e.value = "location", "no-such-file.bin"
+        save(m, out)
+    elif kind == "external-short":
+        external(out, "weights.bin", offset=0, length=16)
+    elif kind == "external-escape":
+        external(out, "../weights.bin")
+    elif kind == "external-2gb":
+        # The weights sit past 2 GiB in a sparse file: protobuf alone could
+        # not hold such a model.
+        external(out, "weights.bin", offset=(1 << 31) + 4096,
+                 size=(1 << 31) + 8192)
+    elif kind == "if":
+        then_g = helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["T"])], "then", [],
+            [helper.make_tensor_value_info("T", TensorProto.FLOAT, [2])])
+        m = graph_model(
+            [helper.make_node("If", ["C"], ["Y"], name="branch",
+                              then_branch=then_g, else_branch=then_g)],
+            [helper.make_tensor_value_info("C", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+        save(m, out)
+    else:
+        sys.exit("unknown kind " + kind)
+
+
+if __name__ == "__main__":
+    main()
