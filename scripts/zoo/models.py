@@ -1,0 +1,718 @@
+#!/usr/bin/env python3
+"""Generates the dlc model zoo: realistic models with random weights.
+
+Each model is written with onnx.helper the way an exporter (torch.onnx,
+tf2onnx, PaddlePaddle) writes it: exporter-style names, Constant nodes for
+scalars, shape subgraphs, symbolic batch dimensions, BatchNorm folded or
+kept. Weights are random (deterministic seeds), scaled so activations stay
+O(1) through the network; no model is downloaded.
+
+Every model is checked with onnx.checker (full_check=True) and run once with
+ONNX Runtime. The models and a manifest (inputs with shapes, dtypes and value
+ranges, the --input-shape pins, comparison tolerances, node counts by op type)
+are written to a cache directory and regenerated only when this generator
+changes.
+
+  scripts/zoo/models.py                      # into ~/.cache/dlc/models
+  scripts/zoo/models.py --out DIR --force    # regenerate everything
+  scripts/zoo/models.py --list               # names and descriptions
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_env  # noqa: E402
+
+zoo_env.ensure()
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+import builder as B  # noqa: E402
+import common  # noqa: E402
+from builder import GraphBuilder  # noqa: E402
+
+
+# Part of the source hash (with models.py, builder.py and the onnx and numpy
+# versions): bump it to force every cache to regenerate.
+GENERATOR_VERSION = 1
+DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/models")
+MANIFEST = "manifest.json"
+
+IMAGE_INPUT = {"dist": "uniform", "low": -2.0, "high": 2.0,
+               "note": "normalized image values (ImageNet mean/std land "
+                       "in [-2.1, 2.6])"}
+
+# Tolerances (dlc-run's rule: |out - ref| <= atol + rtol * |ref|).
+# dlc and ONNX Runtime both compute in fp32 but sum in different orders
+# (tiling, vectorization, FMA contraction) and use different exp/erf/tanh
+# approximations. The rounding error of a K-term dot product is about
+# sqrt(K) * 6e-8 relative to the sum of |terms|, and it compounds over depth.
+# The generator measures it for every model as the difference between ONNX
+# Runtime with all graph optimizations and with none (the manifest's
+# ort.*.ort_reorder_abs: at most 5e-6 on these models, whose outputs are
+# O(1-10)). The tolerances sit 20x and more above that and far below the
+# error of a real bug (wrong padding, a dropped bias, a transposed weight or
+# a mis-broadcast change outputs by O(0.1-1)). Loosen one only with a
+# measured reason written next to it.
+TOL_CNN = {"rtol": 1e-3, "atol": 1e-4,
+           "why": "fp32 logits of magnitude 1-15 after 20-80 convs with K up "
+                  "to 4608; ORT optimized vs unoptimized differ by <= 5e-6"}
+TOL_TRANSFORMER = {"rtol": 1e-3, "atol": 1e-4,
+                   "why": "LayerNorm outputs of magnitude <= 5; matmuls with "
+                          "K <= 768; softmax/erf/tanh approximations ~1e-6; "
+                          "ORT optimized vs unoptimized differ by <= 2e-6"}
+TOL_PROB = {"rtol": 1e-3, "atol": 1e-4,
+            "why": "sigmoid probabilities in [0, 1], judged mostly by atol; "
+                   "ORT optimized vs unoptimized differ by <= 1e-6"}
+
+
+class ZooModel:
+    """What models.py knows about a model besides its graph."""
+
+    def __init__(self, name, build, description, tolerance):
+        self.name = name
+        self.build = build
+        self.description = description
+        self.tolerance = tolerance
+
+
+MODELS = []
+
+
+def zoo_model(description, tolerance):
+    def register(fn):
+        name = fn.__name__.replace("build_", "")
+        MODELS.append(ZooModel(name, fn, description, tolerance))
+        return fn
+    return register
+
+
+def image_input(g, name, dims, pin=None):
+    """Declares an image input; returns (value name, input spec). Symbolic
+    dims (strings) need a pin: by default batch 1 and the static dims."""
+    g.input(name, np.float32, dims)
+    spec = dict(name=name, dtype="float32", **IMAGE_INPUT)
+    if pin is None and any(isinstance(d, str) for d in dims):
+        pin = [1 if isinstance(d, str) else d for d in dims]
+    if pin is not None:
+        spec["pin"] = pin
+    return name, spec
+
+
+# ---------------------------------------------------------------------------
+# CNNs
+
+
+def mobilenetv2(bn, batch_dim, flatten, opset, seed, name):
+    g = GraphBuilder(name, opset, seed)
+    x, spec = image_input(g, "input", [batch_dim, 3, 224, 224])
+    settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
+                (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
+    with g.scope("features"):
+        with g.scope("0"):
+            x = B.conv(g, x, 3, 32, 3, stride=2, bias=False, bn=bn,
+                       act="relu6", name="0")
+        cin, idx = 32, 1
+        for t, c, n, s in settings:
+            for i in range(n):
+                stride = s if i == 0 else 1
+                hidden = cin * t
+                with g.scope(str(idx), "conv"):
+                    y, j = x, 0
+                    if t != 1:
+                        y = B.conv(g, y, cin, hidden, 1, bias=False, bn=bn,
+                                   act="relu6", name=str(j))
+                        j += 1
+                    y = B.conv(g, y, hidden, hidden, 3, stride=stride,
+                               group=hidden, bias=False, bn=bn, act="relu6",
+                               name=str(j))
+                    # The projection is linear; damp it so the residual
+                    # stream does not grow with depth.
+                    y = B.conv(g, y, hidden, c, 1, bias=False, bn=bn,
+                               name=str(j + 1), gain=0.5)
+                if stride == 1 and cin == c:
+                    with g.scope(str(idx)):
+                        y = g.op("Add", [x, y])
+                x, cin, idx = y, c, idx + 1
+        with g.scope(str(idx)):
+            x = B.conv(g, x, cin, 1280, 1, bias=False, bn=bn, act="relu6",
+                       name="0")
+    x = g.op("GlobalAveragePool", [x])
+    x = B.flatten_for_classifier(g, x, flatten)
+    with g.scope("classifier"):  # gain: logits of magnitude ~1-5
+        x = B.gemm(g, x, 1280, 1000, name="1", gain=3.0)
+    g.output(x, "logits", np.float32, [batch_dim, 1000])
+    return g, [spec]
+
+
+@zoo_model("MobileNetV2 1.0, 224x224, BN folded into conv (eval export), "
+           "ReLU6 as Clip, symbolic batch, classifier reshape via "
+           "Shape/Gather/Unsqueeze/Concat", TOL_CNN)
+def build_mobilenetv2():
+    return mobilenetv2("fold", "batch_size", "shape", 13, 1, "mobilenetv2")
+
+
+@zoo_model("MobileNetV2 1.0, 224x224, BatchNormalization nodes kept "
+           "(training-mode or unfolded export), static batch, Flatten",
+           TOL_CNN)
+def build_mobilenetv2_bn():
+    return mobilenetv2("keep", 1, "flatten", 15, 2, "mobilenetv2_bn")
+
+
+@zoo_model("ResNet-18, 224x224, BatchNormalization kept, MaxPool, residual "
+           "Add, symbolic batch, numeric output name", TOL_CNN)
+def build_resnet18():
+    g = GraphBuilder("resnet18", 17, 3)
+    x, spec = image_input(g, "input.1", ["N", 3, 224, 224])
+    x = B.conv(g, x, 3, 64, 7, stride=2, bias=False, bn="keep", act="relu",
+               name="conv1")
+    x = B.max_pool(g, x, 3, 2, pad=1)
+    cin = 64
+    for li, cout in enumerate([64, 128, 256, 512]):
+        for bi in range(2):
+            stride = 2 if li > 0 and bi == 0 else 1
+            with g.scope("layer%d" % (li + 1), str(bi)):
+                y = B.conv(g, x, cin, cout, 3, stride=stride, bias=False,
+                           bn="keep", act="relu", name="conv1")
+                y = B.conv(g, y, cout, cout, 3, bias=False, bn="keep",
+                           name="conv2", gain=0.5)
+                if stride != 1 or cin != cout:
+                    with g.scope("downsample"):
+                        x = B.conv(g, x, cin, cout, 1, stride=stride,
+                                   bias=False, bn="keep", name="0")
+                x = g.op("Relu", [g.op("Add", [y, x])])
+            cin = cout
+    x = g.op("GlobalAveragePool", [x])
+    x = B.flatten_for_classifier(g, x, "flatten")
+    x = B.gemm(g, x, 512, 1000, name="fc")
+    g.output(x, "495", np.float32, ["N", 1000])
+    return g, [spec]
+
+
+@zoo_model("EfficientNet-B0, 224x224: SiLU as x*Sigmoid(x), depthwise 3x3 "
+           "and 5x5, squeeze-excitation (GlobalAveragePool, Conv, SiLU, "
+           "Conv, Sigmoid, Mul), BN folded", TOL_CNN)
+def build_efficientnet_b0():
+    g = GraphBuilder("efficientnet_b0", 14, 4)
+    x, spec = image_input(g, "images", [1, 3, 224, 224])
+    # (expand ratio, kernel, stride, in, out, repeats)
+    stages = [(1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2),
+              (6, 5, 2, 24, 40, 2), (6, 3, 2, 40, 80, 3),
+              (6, 5, 1, 80, 112, 3), (6, 5, 2, 112, 192, 4),
+              (6, 3, 1, 192, 320, 1)]
+    with g.scope("features"):
+        x = B.conv(g, x, 3, 32, 3, stride=2, bias=False, bn="fold",
+                   act="silu", name="0")
+        for si, (t, k, s, cin, cout, n) in enumerate(stages):
+            for i in range(n):
+                bin_ = cin if i == 0 else cout
+                stride = s if i == 0 else 1
+                hidden = bin_ * t
+                with g.scope(str(si + 1), str(i), "block"):
+                    y = x
+                    if t != 1:
+                        y = B.conv(g, y, bin_, hidden, 1, bias=False,
+                                   bn="fold", act="silu", name="expand")
+                    y = B.conv(g, y, hidden, hidden, k, stride=stride,
+                               group=hidden, bias=False, bn="fold",
+                               act="silu", name="dwconv")
+                    y = B.squeeze_excite(g, y, hidden, max(1, bin_ // 4),
+                                         "silu", "sigmoid")
+                    y = B.conv(g, y, hidden, cout, 1, bias=False, bn="fold",
+                               name="project", gain=0.5)
+                if stride == 1 and bin_ == cout:
+                    with g.scope(str(si + 1), str(i)):
+                        y = g.op("Add", [y, x])
+                x = y
+        x = B.conv(g, x, 320, 1280, 1, bias=False, bn="fold", act="silu",
+                   name="8")
+    x = g.op("GlobalAveragePool", [x])
+    x = B.flatten_for_classifier(g, x, "flatten")
+    with g.scope("classifier"):  # gain: logits of magnitude ~1-5
+        x = B.gemm(g, x, 1280, 1000, name="1", gain=4.0)
+    g.output(x, "logits", np.float32, [1, 1000])
+    return g, [spec]
+
+
+@zoo_model("SqueezeNet 1.1, 224x224: fire modules (1x1 squeeze, 1x1 and 3x3 "
+           "expand, Concat), MaxPool with ceil_mode, conv classifier, "
+           "biases, no BN", TOL_CNN)
+def build_squeezenet1_1():
+    g = GraphBuilder("squeezenet1_1", 13, 5)
+    x, spec = image_input(g, "data", [1, 3, 224, 224])
+    fires = ["pool", (64, 16, 64), (128, 16, 64), "pool", (128, 32, 128),
+             (256, 32, 128), "pool", (256, 48, 192), (384, 48, 192),
+             (384, 64, 256), (512, 64, 256)]
+    with g.scope("features"):
+        x = B.conv(g, x, 3, 64, 3, stride=2, pad=0, act="relu", name="0")
+        for i, f in enumerate(fires):
+            if f == "pool":
+                x = B.max_pool(g, x, 3, 2, ceil_mode=1)
+                continue
+            cin, sq, ex = f
+            with g.scope(str(i + 2)):
+                s = B.conv(g, x, cin, sq, 1, act="relu", name="squeeze")
+                e1 = B.conv(g, s, sq, ex, 1, act="relu", name="expand1x1")
+                e3 = B.conv(g, s, sq, ex, 3, act="relu", name="expand3x3")
+                x = g.op("Concat", [e1, e3], axis=1)
+    with g.scope("classifier"):
+        x = B.conv(g, x, 512, 1000, 1, act="relu", name="1", gain=0.5)
+        x = g.op("GlobalAveragePool", [x])
+    x = B.flatten_for_classifier(g, x, "flatten")
+    g.output(x, "prob", np.float32, [1, 1000])
+    return g, [spec]
+
+
+def channel_shuffle(g, x, channels, hw):
+    """Reshape [N, 2, C/2, H, W] -> Transpose -> Reshape [N, C, H, W]."""
+    y = B.reshape(g, x, [1, 2, channels // 2, hw, hw])
+    y = g.op("Transpose", [y], perm=[0, 2, 1, 3, 4])
+    return B.reshape(g, y, [1, channels, hw, hw])
+
+
+@zoo_model("ShuffleNetV2 x1.0, 224x224: Split, channel shuffle via "
+           "Reshape/Transpose/Reshape, depthwise convs, BN folded, "
+           "ReduceMean global pool", TOL_CNN)
+def build_shufflenetv2():
+    g = GraphBuilder("shufflenetv2", 16, 6)
+    x, spec = image_input(g, "input", [1, 3, 224, 224])
+    with g.scope("conv1"):
+        x = B.conv(g, x, 3, 24, 3, stride=2, bias=False, bn="fold",
+                   act="relu", name="0")
+    x = B.max_pool(g, x, 3, 2, pad=1)
+    cin, hw = 24, 56
+    for si, (repeats, cout) in enumerate([(4, 116), (8, 232), (4, 464)]):
+        half = cout // 2
+        for i in range(repeats):
+            with g.scope("stage%d" % (si + 2), str(i)):
+                if i == 0:
+                    hw //= 2
+                    with g.scope("branch1"):
+                        b1 = B.conv(g, x, cin, cin, 3, stride=2, group=cin,
+                                    bias=False, bn="fold", name="0")
+                        b1 = B.conv(g, b1, cin, half, 1, bias=False,
+                                    bn="fold", act="relu", name="2")
+                    b2_in, b2_cin, stride = x, cin, 2
+                else:
+                    b1, b2_in = g.op("Split", [x, g.const([half, half])],
+                                     outputs=2, axis=1)
+                    b2_cin, stride = half, 1
+                with g.scope("branch2"):
+                    b2 = B.conv(g, b2_in, b2_cin, half, 1, bias=False,
+                                bn="fold", act="relu", name="0")
+                    b2 = B.conv(g, b2, half, half, 3, stride=stride,
+                                group=half, bias=False, bn="fold", name="3")
+                    b2 = B.conv(g, b2, half, half, 1, bias=False, bn="fold",
+                                act="relu", name="5")
+                x = g.op("Concat", [b1, b2], axis=1)
+                x = channel_shuffle(g, x, cout, hw)
+            cin = cout
+    with g.scope("conv5"):
+        x = B.conv(g, x, cin, 1024, 1, bias=False, bn="fold", act="relu",
+                   name="0")
+    x = g.op("ReduceMean", [x], axes=[2, 3], keepdims=0)  # x.mean([2, 3])
+    x = B.gemm(g, x, 1024, 1000, name="fc")
+    g.output(x, "output", np.float32, [1, 1000])
+    return g, [spec]
+
+
+def mobilenetv3_backbone(g, x, scale):
+    """MobileNetV3-Large backbone scaled by `scale`; returns the feature
+    maps at strides 4, 8, 16 and 32 and their channel counts."""
+    def ch(c):
+        return max(8, int(c * scale + 4) // 8 * 8)
+
+    # (kernel, expansion, out, SE, activation, stride)
+    cfg = [(3, 16, 16, False, "relu", 1), (3, 64, 24, False, "relu", 2),
+           (3, 72, 24, False, "relu", 1), (5, 72, 40, True, "relu", 2),
+           (5, 120, 40, True, "relu", 1), (5, 120, 40, True, "relu", 1),
+           (3, 240, 80, False, "hardswish", 2),
+           (3, 200, 80, False, "hardswish", 1),
+           (3, 184, 80, False, "hardswish", 1),
+           (3, 184, 80, False, "hardswish", 1),
+           (3, 480, 112, True, "hardswish", 1),
+           (3, 672, 112, True, "hardswish", 1),
+           (5, 672, 160, True, "hardswish", 2),
+           (5, 960, 160, True, "hardswish", 1),
+           (5, 960, 160, True, "hardswish", 1)]
+    with g.scope("backbone"):
+        x = B.conv(g, x, 3, ch(16), 3, stride=2, bias=False, bn="fold",
+                   act="hardswish", name="conv1")
+        cin, stride_total, feats = ch(16), 2, []
+        for i, (k, e, c, se, act, s) in enumerate(cfg):
+            e, c = ch(e), ch(c)
+            if s == 2 and stride_total >= 4:
+                feats.append((x, cin))  # last map before each downsampling
+            stride_total *= s
+            with g.scope("blocks", str(i)):
+                y = x
+                if e != cin:
+                    y = B.conv(g, y, cin, e, 1, bias=False, bn="fold",
+                               act=act, name="expand")
+                y = B.conv(g, y, e, e, k, stride=s, group=e, bias=False,
+                           bn="fold", act=act, name="dw")
+                if se:
+                    y = B.squeeze_excite(g, y, e, ch(e // 4), "relu",
+                                         "hardsigmoid")
+                y = B.conv(g, y, e, c, 1, bias=False, bn="fold",
+                           name="project", gain=0.5)
+                if s == 1 and cin == c:
+                    y = g.op("Add", [x, y])
+            x, cin = y, c
+        x = B.conv(g, x, cin, ch(960), 1, bias=False, bn="fold",
+                   act="hardswish", name="conv_last")
+        feats.append((x, ch(960)))
+    return feats
+
+
+def resize_nearest(g, x, factor):
+    """Opset 13 Resize with scales (roi omitted), as torch exports
+    F.interpolate(scale_factor=f, mode='nearest')."""
+    scales = g.const([1.0, 1.0, float(factor), float(factor)], np.float32)
+    return g.op("Resize", [x, "", scales], mode="nearest",
+                coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor")
+
+
+@zoo_model("DBNet-style text detector: MobileNetV3-Large x0.5 backbone "
+           "(HardSwish, HardSigmoid SE), FPN with nearest Resize 2x and "
+           "Concat of 4 levels, ConvTranspose 2x upsampling head, Sigmoid; "
+           "symbolic batch/height/width (PaddleOCR-style names)", TOL_PROB)
+def build_textdet():
+    g = GraphBuilder("textdet", 14, 7)
+    size = 320
+    x, spec = image_input(g, "x", ["batch", 3, "height", "width"],
+                          pin=[1, 3, size, size])
+    feats = mobilenetv3_backbone(g, x, 0.5)
+    inner = 96
+    with g.scope("neck"):
+        lat = [B.conv(g, f, c, inner, 1, bias=False,
+                      name="in%d_conv" % (i + 2))
+               for i, (f, c) in enumerate(feats)]
+        # Top-down: p_i = lat_i + up2(p_{i+1}).
+        p = [None] * 4
+        p[3] = lat[3]
+        for i in (2, 1, 0):
+            p[i] = g.op("Add", [lat[i], resize_nearest(g, p[i + 1], 2)])
+        outs = []
+        for i in range(4):
+            o = B.conv(g, p[i], inner, inner // 4, 3, bias=False,
+                       name="p%d_conv" % (i + 2))
+            if i:
+                o = resize_nearest(g, o, 2 ** i)
+            outs.append(o)
+        fuse = g.op("Concat", outs[::-1], axis=1)
+    with g.scope("head", "binarize"):
+        h = B.conv(g, fuse, inner, inner // 4, 3, bias=False, bn="keep",
+                   act="relu", name="conv1")
+        h = B.conv_transpose(g, h, inner // 4, inner // 4, 2, 2, name="conv2")
+        h = g.op("Relu", [B.batch_norm(g, h, inner // 4, "conv_bn2")])
+        h = B.conv_transpose(g, h, inner // 4, 1, 2, 2, name="conv3")
+        h = g.op("Sigmoid", [h])
+    g.output(h, "sigmoid_0.tmp_0", np.float32, ["batch", 1, "height",
+                                                 "width"])
+    return g, [spec]
+
+
+# ---------------------------------------------------------------------------
+# Transformers
+
+
+def bert(name, opset, seed, decomposed_ln, dynamic):
+    """BERT-tiny (google/bert_uncased_L-2_H-128_A-2 dimensions)."""
+    vocab, hidden, layers, heads, inner, seq = 30522, 128, 2, 2, 512, 128
+    g = GraphBuilder(name, opset, seed)
+    dims = ["batch_size", "sequence_length"] if dynamic else [1, seq]
+    ids = g.input("input_ids", np.int64, dims)
+    mask = g.input("attention_mask", np.int64, dims)
+    specs = [dict(name=ids, dtype="int64", dist="randint", low=0, high=vocab,
+                  note="token ids in [0, vocab)"),
+             dict(name=mask, dtype="int64", dist="prefix_mask",
+                  min_ones=seq // 2,
+                  note="1 for the first L tokens, 0 after (padding), "
+                       "L in [seq/2, seq]")]
+    with g.scope("embeddings"):
+        words = g.op("Gather", [g.initializer(g.normal((vocab, hidden), 0.5),
+                                              "word_embeddings.weight"), ids])
+        shape = g.op("Shape", [ids])
+        if decomposed_ln:
+            # No token_type_ids input: zeros of the ids' shape, and position
+            # ids sliced from the registered buffer (HF's position_ids).
+            types = g.op("ConstantOfShape", [shape],
+                         value=onnx.numpy_helper.from_array(
+                             np.zeros(1, np.int64)))
+            pos_ids = g.op("Slice", [
+                g.initializer(np.arange(512, dtype=np.int64)[None],
+                              "position_ids"),
+                g.const([0]), B.unsqueeze(g, g.op("Gather", [
+                    shape, g.const(1)], axis=0), [0]), g.const([1])])
+        else:
+            types = g.input("token_type_ids", np.int64, dims)
+            specs.append(dict(name=types, dtype="int64", dist="randint",
+                              low=0, high=2, note="segment ids in {0, 1}"))
+            seq_len = g.op("Gather", [shape, g.const(1)], axis=0)
+            pos_ids = B.unsqueeze(g, g.op("Range", [g.const(0), seq_len,
+                                                    g.const(1)]), [0])
+        tt = g.op("Gather", [g.initializer(g.normal((2, hidden), 0.5),
+                                           "token_type_embeddings.weight"),
+                             types])
+        pos = g.op("Gather", [g.initializer(g.normal((512, hidden), 0.5),
+                                            "position_embeddings.weight"),
+                              pos_ids])
+        x = g.op("Add", [g.op("Add", [words, tt]), pos])
+        x = B.layer_norm(g, x, hidden, 1e-12, decomposed_ln, "LayerNorm")
+    # Extended mask: (1 - mask[:, None, None, :]) * finfo(float32).min
+    m = g.op("Cast", [B.unsqueeze(g, mask, [1, 2])], to=onnx.TensorProto.FLOAT)
+    m = g.op("Sub", [g.const(1.0, np.float32), m])
+    big = -10000.0 if decomposed_ln else float(np.finfo(np.float32).min)
+    mask_bias = g.op("Mul", [m, g.const(big, np.float32)])
+    cfg = dict(hidden=hidden, heads=heads, inner=inner, eps=1e-12,
+               pre_norm=False, decomposed_ln=decomposed_ln, fused_qkv=False,
+               dynamic=dynamic)
+    with g.scope("encoder"):
+        for i in range(layers):
+            x = B.encoder_layer(g, x, cfg, mask_bias, "layer.%d" % i)
+    with g.scope("pooler"):
+        first = g.op("Gather", [x, g.const(0)], axis=1)  # hidden[:, 0]
+        pooled = g.op("Tanh", [B.gemm(g, first, hidden, hidden, "dense")])
+    g.output(x, "last_hidden_state", np.float32, dims + [hidden])
+    g.output(pooled, "pooler_output", np.float32, [dims[0], hidden])
+    if dynamic:
+        for spec in specs:
+            spec["pin"] = [1, seq]
+    return g, specs
+
+
+@zoo_model("BERT-tiny encoder (L=2, H=128, A=2, seq 128): Gather embeddings, "
+           "Range position ids, LayerNormalization (opset 17), Shape-computed "
+           "head Reshape/Transpose, finfo.min additive mask from "
+           "Unsqueeze/Cast/Sub/Mul, Erf GELU, pooler; symbolic batch and "
+           "sequence", TOL_TRANSFORMER)
+def build_bert_tiny():
+    return bert("bert_tiny", 17, 8, decomposed_ln=False, dynamic=True)
+
+
+@zoo_model("BERT-tiny, opset 13 export: layer norm decomposed into "
+           "ReduceMean/Sub/Pow/Add/Sqrt/Div, token types from "
+           "ConstantOfShape, position ids sliced from a buffer, -10000 mask, "
+           "constant Reshape targets with 0 dims, static [1, 128]",
+           TOL_TRANSFORMER)
+def build_bert_tiny_decomposed():
+    return bert("bert_tiny_decomposed", 13, 9, decomposed_ln=True,
+                dynamic=False)
+
+
+@zoo_model("ViT-tiny-style (patch 16, hidden 192, 3 heads, depth 4, "
+           "224x224): patch Conv 16x16/16, Reshape/Transpose to tokens, class "
+           "token Expand+Concat, position Add, pre-norm blocks with fused QKV "
+           "(Reshape 5-D, Transpose, Gather q/k/v, Mul scale), "
+           "LayerNormalization, Erf GELU, class-token Gather, Gemm head; "
+           "symbolic batch", TOL_TRANSFORMER)
+def build_vit_tiny():
+    size, patch, hidden, heads, depth, inner = 224, 16, 192, 3, 4, 768
+    tokens = (size // patch) ** 2
+    g = GraphBuilder("vit_tiny", 17, 10)
+    x, spec = image_input(g, "pixel_values", ["batch", 3, size, size])
+    with g.scope("patch_embed"):
+        x = B.conv(g, x, 3, hidden, patch, stride=patch, pad=0, name="proj")
+        # x.flatten(2): Reshape to Concat(Shape(x)[0:2], [-1]).
+        x = g.op("Reshape", [x, g.op("Concat", [
+            g.op("Slice", [g.op("Shape", [x]), g.const([0]), g.const([2]),
+                           g.const([0])]), g.const([-1])], axis=0)])
+        x = g.op("Transpose", [x], perm=[0, 2, 1])
+    # cls_token.expand(B, -1, -1), then cat along tokens.
+    cls = g.initializer(g.normal((1, 1, hidden), 0.5), "cls_token")
+    cls = g.op("Expand", [cls, B.reshape_target(g, x, [0], [1, hidden])])
+    x = g.op("Concat", [cls, x], axis=1)
+    x = g.op("Add", [x, g.initializer(g.normal((1, tokens + 1, hidden), 0.5),
+                                      "pos_embed")])
+    cfg = dict(hidden=hidden, heads=heads, inner=inner, eps=1e-6,
+               pre_norm=True, decomposed_ln=False, fused_qkv=True,
+               dynamic=True)
+    with g.scope("blocks"):
+        for i in range(depth):
+            x = B.encoder_layer(g, x, cfg, None, str(i))
+    x = B.layer_norm(g, x, hidden, 1e-6, False, "norm")
+    x = g.op("Gather", [x, g.const(0)], axis=1)  # x[:, 0]
+    x = B.gemm(g, x, hidden, 1000, name="head")
+    g.output(x, "logits", np.float32, ["batch", 1000])
+    return g, [spec]
+
+
+# ---------------------------------------------------------------------------
+# Generation, validation, manifest
+
+
+def source_hash():
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for f in ("models.py", "builder.py"):
+        with open(os.path.join(here, f), "rb") as fh:
+            h.update(fh.read())
+    h.update(("%d onnx %s numpy %s" % (GENERATOR_VERSION, onnx.__version__,
+                                       np.__version__)).encode())
+    return h.hexdigest()[:16]
+
+
+def static_shape(value_info, pins):
+    dims = []
+    for i, d in enumerate(value_info.type.tensor_type.shape.dim):
+        dims.append(d.dim_value if d.HasField("dim_value") else
+                    (pins[i] if pins else d.dim_param))
+    return dims
+
+
+def onnx_dims(value_info):
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param
+            for d in value_info.type.tensor_type.shape.dim]
+
+
+def validate(path, entry):
+    """Runs the model with ONNX Runtime, optimized and unoptimized; fills in
+    the resolved output shapes and records output statistics and the
+    reordering error between the two runs (a floor for the tolerances)."""
+    feeds = common.make_inputs(entry, seed=0)
+    names = [o["name"] for o in entry["outputs"]]
+    opt = common.ort_session(path, optimized=True).run(names, feeds)
+    ref = common.ort_session(path, optimized=False).run(names, feeds)
+    stats = {}
+    for o, a, b in zip(entry["outputs"], opt, ref):
+        o["shape"] = list(a.shape)
+        if not np.all(np.isfinite(a)):
+            raise RuntimeError("%s: non-finite values in output %s" % (
+                entry["name"], o["name"]))
+        d = np.abs(a.astype(np.float64) - b)
+        stats[o["name"]] = {
+            "absmax": float(np.abs(a).max()), "std": float(a.std()),
+            "ort_reorder_abs": float(d.max()),
+            "ort_reorder_rel": float((d / np.maximum(np.abs(b), 1e-3)).max())}
+    return stats
+
+
+def generate_one(zm, out_dir):
+    start = time.time()
+    g, specs = zm.build()
+    model = g.build(zm.description)
+    B.check_model(model)
+    path = os.path.join(out_dir, zm.name + ".onnx")
+    tmp = path + ".tmp"
+    onnx.save(model, tmp)
+    os.replace(tmp, path)
+    inits = {t.name for t in model.graph.initializer}
+    by_name = {s["name"]: s for s in specs}
+    inputs, pins = [], []
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        spec = dict(by_name[vi.name])
+        pin = spec.pop("pin", None)
+        spec["onnx_shape"] = onnx_dims(vi)
+        spec["shape"] = static_shape(vi, pin)
+        if pin:
+            pins.append("%s=%s" % (vi.name, ",".join(map(str, pin))))
+        inputs.append(spec)
+    entry = {"name": zm.name, "file": zm.name + ".onnx",
+             "description": zm.description, "opset": g.opset,
+             "inputs": inputs,
+             "outputs": [{"name": o.name, "dtype": "float32",
+                          "onnx_shape": onnx_dims(o)}
+                         for o in model.graph.output],
+             "input_shape_pins": pins, "tolerance": zm.tolerance,
+             "nodes": len(model.graph.node), "ops": B.count_ops(model),
+             "params": B.count_params(model),
+             "bytes": os.path.getsize(path)}
+    entry["ort"] = validate(path, entry)
+    entry["generate_seconds"] = round(time.time() - start, 2)
+    return entry
+
+
+def load_manifest(out_dir):
+    path = os.path.join(out_dir, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def ensure_models(out_dir=DEFAULT_OUT, names=None, force=False, log=None):
+    """Generates the models that are missing or stale; returns the manifest.
+    A model is stale when the generator's source hash changed."""
+    os.makedirs(out_dir, exist_ok=True)
+    h = source_hash()
+    manifest = load_manifest(out_dir)
+    if not manifest or manifest.get("generator_hash") != h:
+        manifest = {"generator_hash": h,
+                    "generator_version": GENERATOR_VERSION,
+                    "onnx": onnx.__version__, "models": {}}
+    wanted = [m for m in MODELS if names is None or m.name in names]
+    unknown = set(names or []) - {m.name for m in MODELS}
+    if unknown:
+        raise SystemExit("unknown models: %s (known: %s)" % (
+            ", ".join(sorted(unknown)), ", ".join(m.name for m in MODELS)))
+    changed = False
+    for zm in wanted:
+        entry = manifest["models"].get(zm.name)
+        path = entry and os.path.join(out_dir, entry["file"])
+        if (not force and entry and os.path.exists(path)
+                and os.path.getsize(path) == entry["bytes"]):
+            continue
+        if log:
+            log("generating %s ..." % zm.name)
+        manifest["models"][zm.name] = generate_one(zm, out_dir)
+        changed = True
+        # Written after every model so an interrupted run keeps its work.
+        tmp = os.path.join(out_dir, MANIFEST + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump(manifest, f, indent=1)
+        os.replace(tmp, os.path.join(out_dir, MANIFEST))
+    if not changed and log:
+        log("models up to date in %s (generator %s)" % (out_dir, h))
+    manifest["dir"] = out_dir
+    return manifest
+
+
+def selected(manifest, names=None):
+    """The manifest entries of `names` (default all), in the zoo's order."""
+    return [manifest["models"][m.name] for m in MODELS
+            if m.name in manifest["models"] and (names is None or
+                                                 m.name in names)]
+
+
+def main():
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help="cache directory (default %(default)s)")
+    p.add_argument("--models", help="comma-separated subset")
+    p.add_argument("--force", action="store_true",
+                   help="regenerate even when up to date")
+    p.add_argument("--list", action="store_true", help="list the models")
+    args = p.parse_args()
+    if args.list:
+        for m in MODELS:
+            print("%-22s %s" % (m.name, m.description))
+        return 0
+    names = args.models.split(",") if args.models else None
+    manifest = ensure_models(args.out, names, args.force,
+                             log=lambda s: print(s, flush=True))
+    print("%-22s %6s %6s %9s %10s  %s" % ("model", "opset", "nodes", "params",
+                                          "out absmax", "ORT opt vs noopt"))
+    for e in selected(manifest, names):
+        name = e["name"]
+        first = next(iter(e["ort"].values()))
+        print("%-22s %6d %6d %8.2fM %10.3g  %.2g abs / %.2g rel" % (
+            name, e["opset"], e["nodes"], e["params"] / 1e6, first["absmax"],
+            max(s["ort_reorder_abs"] for s in e["ort"].values()),
+            max(s["ort_reorder_rel"] for s in e["ort"].values())))
+    print("manifest: %s" % os.path.join(args.out, MANIFEST))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
