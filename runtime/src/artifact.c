@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-#define DLC_SECTION_KIND_MAX DLCX_SECTION_MODEL
+#define DLC_SECTION_KIND_MAX DLCX_SECTION_CUBIN
 
 typedef struct dlc_validator_t {
   const uint8_t *data;
@@ -55,8 +55,8 @@ static int dlc_ranges_overlap(uint64_t a, uint64_t a_size, uint64_t b,
 
 static const char *dlc_section_name(uint32_t kind) {
   static const char *const names[] = {
-      "?",        "STRINGS", "TENSORS", "KERNELS",   "LAUNCHES",
-      "BINDINGS", "IO",      "CODE",    "CONSTANTS", "MODEL"};
+      "?",  "STRINGS", "TENSORS",   "KERNELS", "LAUNCHES", "BINDINGS",
+      "IO", "CODE",    "CONSTANTS", "MODEL",   "CUBIN"};
   return kind <= DLC_SECTION_KIND_MAX ? names[kind] : "?";
 }
 
@@ -110,6 +110,10 @@ static dlc_status_t dlc_check_header(dlc_validator_t *v) {
   if (h->target < DLCX_TARGET_CPU || h->target > DLCX_TARGET_CUDA)
     return dlc_invalid(v, "header target is %" PRIu32 ", not a known target",
                        h->target);
+  if (h->target != DLCX_TARGET_CUDA && h->target_sm != 0)
+    return dlc_invalid(
+        v, "header target_sm is %" PRIu32 " in a %s artifact, must be 0",
+        h->target_sm, dlc_target_name(h->target));
   v->out->header = h;
   return DLC_OK;
 }
@@ -475,6 +479,21 @@ dlc_status_t dlc_artifact_validate(const uint8_t *data, uint64_t size,
   if ((s = by_kind[DLCX_SECTION_CONSTANTS]) != NULL) {
     a->constants = data + s->offset;
     a->constants_size = s->size;
+  }
+  /* The feature bit is what drivers test; the section must agree with it. */
+  s = by_kind[DLCX_SECTION_CUBIN];
+  if (!s != !(a->header->target_features & DLCX_FEATURE_CUDA_CUBIN))
+    return dlc_invalid(&v, "%s",
+                       s ? "a CUBIN section, but target_features lacks "
+                           "DLCX_FEATURE_CUDA_CUBIN"
+                         : "target_features has DLCX_FEATURE_CUDA_CUBIN, but "
+                           "the CUBIN section is missing");
+  if (s && a->header->target != DLCX_TARGET_CUDA)
+    return dlc_invalid(&v, "a CUBIN section in a %s artifact",
+                       dlc_target_name(a->header->target));
+  if (s) {
+    a->cubin = data + s->offset;
+    a->cubin_size = s->size;
   }
 
   s = by_kind[DLCX_SECTION_MODEL];

@@ -7,15 +7,28 @@
 #if !defined(DLC_RUNTIME_NO_CPU_DRIVER)
 #include "dlc/cpu_driver.h"
 #endif
+#if defined(DLC_RUNTIME_ENABLE_VULKAN)
+#include "dlc/vulkan_driver.h"
+#endif
+#if defined(DLC_RUNTIME_ENABLE_CUDA)
+#include "dlc/cuda_driver.h"
+#endif
 
 typedef dlc_status_t (*dlc_driver_factory_fn)(const dlc_allocator_t *allocator,
                                               dlc_driver_t **out_driver);
 
 /* The drivers this build contains, registered by every new context. The
- * trailing NULL keeps the array non-empty in a build without any. */
+ * trailing NULL keeps the array non-empty in a build without any. Creating
+ * the GPU drivers loads nothing: they open their libraries on first use. */
 static const dlc_driver_factory_fn dlc_builtin_drivers[] = {
 #if !defined(DLC_RUNTIME_NO_CPU_DRIVER)
     dlc_cpu_driver_create,
+#endif
+#if defined(DLC_RUNTIME_ENABLE_VULKAN)
+    dlc_vulkan_driver_create,
+#endif
+#if defined(DLC_RUNTIME_ENABLE_CUDA)
+    dlc_cuda_driver_create,
 #endif
     NULL};
 

@@ -18,7 +18,8 @@ struct dlc_ab_t {
   dlcx_header_t header;
   dlcx_model_t model;
   dlc_ab_buffer_t strings, tensors, kernels, launches, bindings, code,
-      constants, inputs, outputs;
+      constants, inputs, outputs, cubin;
+  int has_cubin;
 };
 
 static void *dlc_ab_check(void *ptr) {
@@ -62,9 +63,9 @@ dlc_ab_t *dlc_ab_create(uint32_t target, uint64_t target_features) {
 }
 
 void dlc_ab_destroy(dlc_ab_t *b) {
-  dlc_ab_buffer_t *buffers[] = {&b->strings,   &b->tensors,  &b->kernels,
-                                &b->launches,  &b->bindings, &b->code,
-                                &b->constants, &b->inputs,   &b->outputs};
+  dlc_ab_buffer_t *buffers[] = {
+      &b->strings, &b->tensors,   &b->kernels, &b->launches, &b->bindings,
+      &b->code,    &b->constants, &b->inputs,  &b->outputs,  &b->cubin};
   size_t i;
   for (i = 0; i < sizeof(buffers) / sizeof(buffers[0]); ++i)
     free(buffers[i]->data);
@@ -176,6 +177,22 @@ uint32_t dlc_ab_kernel(dlc_ab_t *b, const char *name, uint32_t code_format,
   return (uint32_t)(dlc_ab_append(&b->kernels, &k, sizeof(k)) / sizeof(k));
 }
 
+void dlc_ab_kernel_workgroup(dlc_ab_t *b, uint32_t kernel, uint32_t x,
+                             uint32_t y, uint32_t z) {
+  dlcx_kernel_t *k = (dlcx_kernel_t *)b->kernels.data + kernel;
+  k->workgroup_size[0] = x;
+  k->workgroup_size[1] = y;
+  k->workgroup_size[2] = z;
+}
+
+void dlc_ab_target_sm(dlc_ab_t *b, uint32_t sm) { b->header.target_sm = sm; }
+
+void dlc_ab_cubin(dlc_ab_t *b, const void *data, uint64_t size) {
+  dlc_ab_append(&b->cubin, data, (size_t)size);
+  b->has_cubin = 1;
+  b->header.target_features |= DLCX_FEATURE_CUDA_CUBIN;
+}
+
 void dlc_ab_launch(dlc_ab_t *b, uint32_t kernel, const uint32_t *tensors,
                    uint32_t tensor_count, uint32_t gx, uint32_t gy,
                    uint32_t gz) {
@@ -205,11 +222,12 @@ void dlc_ab_output(dlc_ab_t *b, uint32_t tensor) {
 void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   dlc_ab_buffer_t io = {NULL, 0, 0};
   dlc_ab_buffer_t out = {NULL, 0, 0};
-  dlcx_section_t sections[9];
+  dlcx_section_t sections[10];
   struct {
     uint32_t kind;
     const dlc_ab_buffer_t *content;
-  } parts[9];
+  } parts[10];
+  uint32_t count = b->has_cubin ? 10 : 9;
   dlc_ab_buffer_t model = {NULL, 0, 0};
   uint32_t i;
   void *aligned;
@@ -227,23 +245,25 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   parts[6].kind = DLCX_SECTION_IO, parts[6].content = &io;
   parts[7].kind = DLCX_SECTION_CODE, parts[7].content = &b->code;
   parts[8].kind = DLCX_SECTION_CONSTANTS, parts[8].content = &b->constants;
+  parts[9].kind = DLCX_SECTION_CUBIN, parts[9].content = &b->cubin;
 
   b->header.magic = DLCX_MAGIC;
   b->header.version_major = DLCX_VERSION_MAJOR;
   b->header.version_minor = DLCX_VERSION_MINOR;
   b->header.header_size = sizeof(dlcx_header_t);
-  b->header.section_count = 9;
+  b->header.section_count = count;
   b->header.section_table_offset = sizeof(dlcx_header_t);
   dlc_ab_append(&out, &b->header, sizeof(b->header));
-  dlc_ab_append(&out, sections, sizeof(sections));
-  for (i = 0; i < 9; ++i) {
+  dlc_ab_append(&out, sections, count * sizeof(dlcx_section_t));
+  for (i = 0; i < count; ++i) {
     dlc_ab_pad(&out, DLCX_ALIGNMENT);
     sections[i].kind = parts[i].kind;
     sections[i].offset = out.size;
     sections[i].size = parts[i].content->size;
     dlc_ab_append(&out, parts[i].content->data, parts[i].content->size);
   }
-  memcpy(out.data + sizeof(dlcx_header_t), sections, sizeof(sections));
+  memcpy(out.data + sizeof(dlcx_header_t), sections,
+         count * sizeof(dlcx_section_t));
   ((dlcx_header_t *)out.data)->file_size = out.size;
   dlc_ab_reseal(out.data, out.size);
 

@@ -38,6 +38,13 @@ uint64_t dlc_ab_code(dlc_ab_t *builder, const void *data, uint64_t size);
 uint32_t dlc_ab_kernel(dlc_ab_t *builder, const char *name,
                        uint32_t code_format, uint64_t code_offset,
                        uint64_t code_size, uint32_t binding_count);
+/* Sets the GPU local size of `kernel` (dlc_ab_kernel sets 1, 1, 1). */
+void dlc_ab_kernel_workgroup(dlc_ab_t *builder, uint32_t kernel, uint32_t x,
+                             uint32_t y, uint32_t z);
+/* CUDA: header.target_sm, and the CUBIN section (which also sets
+ * DLCX_FEATURE_CUDA_CUBIN). */
+void dlc_ab_target_sm(dlc_ab_t *builder, uint32_t sm);
+void dlc_ab_cubin(dlc_ab_t *builder, const void *data, uint64_t size);
 void dlc_ab_launch(dlc_ab_t *builder, uint32_t kernel, const uint32_t *tensors,
                    uint32_t tensor_count, uint32_t gx, uint32_t gy,
                    uint32_t gz);

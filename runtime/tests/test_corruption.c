@@ -219,6 +219,8 @@ RULE(bad_file_size, v->header->file_size += 64)
 RULE(bad_checksum, v->header->checksum ^= 1)
 RULE(header_flags, v->header->flags = 1)
 RULE(bad_target, v->header->target = 9)
+RULE(target_sm_cpu, v->header->target_sm = 87)
+RULE(cubin_bit_alone, v->header->target_features |= DLCX_FEATURE_CUDA_CUBIN)
 RULE(table_outside, v->header->section_table_offset = g_size)
 RULE(table_too_long, v->header->section_count = 100000)
 RULE(table_in_header, v->header->section_table_offset = 8)
@@ -282,6 +284,11 @@ static void test_rules(void) {
   expect(bad_checksum, 0, invalid, "checksum");
   expect(header_flags, 1, invalid, "flags/reserved are 0x1/");
   expect(bad_target, 1, invalid, "target is 9");
+  expect(target_sm_cpu, 1, invalid,
+         "target_sm is 87 in a cpu artifact, must be 0");
+  expect(cubin_bit_alone, 1, invalid,
+         "target_features has DLCX_FEATURE_CUDA_CUBIN, but the CUBIN section "
+         "is missing");
   expect(table_outside, 1, invalid, "section table");
   expect(table_too_long, 1, invalid, "100000 entries");
   expect(table_in_header, 1, invalid, "section table at offset 8");
@@ -332,6 +339,35 @@ static void test_rules(void) {
   expect(io_constant, 1, invalid, "output 1 ('scale')");
 }
 
+/* The CUBIN section: CUDA only, and present exactly when the feature bit
+ * says so. */
+static void test_cubin_rules(void) {
+  static const uint8_t cubin[64] = {0x7f, 'E', 'L', 'F'};
+  uint8_t *data;
+  size_t size;
+  dlc_ab_t *b = dlc_ab_create(DLCX_TARGET_CPU, dlc_test_host_isa());
+  dlc_ab_cubin(b, cubin, sizeof(cubin));
+  dlc_ab_finish(b, &data, &size);
+  dlc_ab_destroy(b);
+  CHECK(try_load(g_stub, data, size, 0) == DLC_ERROR_INVALID_ARTIFACT);
+  CHECK_CONTAINS(dlc_context_message(g_stub),
+                 "a CUBIN section in a cpu artifact");
+  dlc_ab_free(data);
+
+  b = dlc_ab_create(DLCX_TARGET_CUDA, 0);
+  dlc_ab_target_sm(b, 87);
+  dlc_ab_cubin(b, cubin, sizeof(cubin));
+  dlc_ab_finish(b, &data, &size);
+  dlc_ab_destroy(b);
+  ((dlcx_header_t *)data)->target_features = 0;
+  dlc_ab_reseal(data, size);
+  CHECK(try_load(g_stub, data, size, 0) == DLC_ERROR_INVALID_ARTIFACT);
+  CHECK_CONTAINS(dlc_context_message(g_stub),
+                 "a CUBIN section, but target_features lacks "
+                 "DLCX_FEATURE_CUDA_CUBIN");
+  dlc_ab_free(data);
+}
+
 int main(void) {
   dlc_driver_t stub;
   dlc_test_chain_t chain;
@@ -353,6 +389,7 @@ int main(void) {
   CHECK(try_load(g_context, g_valid, g_size, UINT64_MAX) == DLC_OK);
 
   test_rules();
+  test_cubin_rules();
   test_truncations();
   test_bit_flips();
   test_field_values();

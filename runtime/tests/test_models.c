@@ -77,6 +77,94 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
   dlc_ab_destroy(b);
 }
 
+void dlc_test_build_gpu_chain(const dlc_test_gpu_chain_t *chain,
+                              uint8_t **out_data, size_t *out_size) {
+  static const char *const names[5] = {"dlc_test_add", "dlc_test_reverse",
+                                       "dlc_test_scale", "dlc_test_zero",
+                                       "dlc_test_count"};
+  uint32_t n = chain->n ? chain->n : 1000;
+  uint32_t wg = chain->workgroup ? chain->workgroup : 64;
+  uint32_t gx = chain->grid[0] ? chain->grid[0] : (n + wg - 1) / wg;
+  uint32_t gy = chain->grid[0] ? chain->grid[1] : 1;
+  uint32_t gz = chain->grid[0] ? chain->grid[2] : 1;
+  float scale = chain->scale != 0.0f ? chain->scale : 2.0f;
+  int64_t dims[1];
+  int64_t one[1] = {1};
+  dlc_ab_t *b = dlc_ab_create(chain->target, chain->features);
+  uint64_t offsets[5];
+  uint32_t kernels[5], bindings[4];
+  uint32_t x, y, sum, reversed, out, hits, c_scale, c_n, i, j;
+
+  if (chain->target_sm)
+    dlc_ab_target_sm(b, chain->target_sm);
+  if (chain->cubin)
+    dlc_ab_cubin(b, chain->cubin, chain->cubin_size);
+  for (i = 0; i < 5; ++i) {
+    for (j = 0; j < i && chain->code[j] != chain->code[i]; ++j) {
+    }
+    offsets[i] = j < i ? offsets[j]
+                       : dlc_ab_code(b, chain->code[i], chain->code_size[i]);
+    kernels[i] = dlc_ab_kernel(
+        b, i == 2 && chain->scale_kernel ? chain->scale_kernel : names[i],
+        chain->code_format, offsets[i], chain->code_size[i],
+        i == 3 || i == 4 ? 2
+        : i == 1         ? 3
+                         : 4);
+    dlc_ab_kernel_workgroup(b, kernels[i], wg, 1, 1);
+  }
+  dims[0] = n;
+  x = dlc_ab_arena_tensor(b, "x", DLCX_DTYPE_F32, 1, dims);
+  y = dlc_ab_arena_tensor(b, "y", DLCX_DTYPE_F32, 1, dims);
+  sum = dlc_ab_arena_tensor(b, "sum", DLCX_DTYPE_F32, 1, dims);
+  reversed = dlc_ab_arena_tensor(b, "reversed", DLCX_DTYPE_F32, 1, dims);
+  out = dlc_ab_arena_tensor(b, "out", DLCX_DTYPE_F32, 1, dims);
+  hits = dlc_ab_arena_tensor(b, "hits", DLCX_DTYPE_U32, 1, dims);
+  c_scale = dlc_ab_constant_tensor(b, "scale", DLCX_DTYPE_F32, 1, one, &scale);
+  c_n = dlc_ab_constant_tensor(b, "n", DLCX_DTYPE_U32, 0, NULL, &n);
+
+  bindings[0] = x, bindings[1] = y, bindings[2] = sum, bindings[3] = c_n;
+  dlc_ab_launch(b, kernels[0], bindings, 4, gx, gy, gz);
+  bindings[0] = sum, bindings[1] = reversed, bindings[2] = c_n;
+  dlc_ab_launch(b, kernels[1], bindings, 3, gx, gy, gz);
+  bindings[0] = reversed, bindings[1] = c_scale, bindings[2] = out;
+  bindings[3] = c_n;
+  dlc_ab_launch(b, kernels[2], bindings, 4, gx, gy, gz);
+  bindings[0] = hits, bindings[1] = c_n;
+  dlc_ab_launch(b, kernels[3], bindings, 2, gx, gy, gz);
+  dlc_ab_launch(b, kernels[4], bindings, 2, gx, gy, gz);
+  dlc_ab_launch(b, kernels[4], bindings, 2, gx, gy, gz);
+
+  dlc_ab_input(b, x);
+  dlc_ab_input(b, y);
+  dlc_ab_output(b, out);
+  dlc_ab_output(b, hits);
+  dlc_ab_finish(b, out_data, out_size);
+  dlc_ab_destroy(b);
+}
+
+size_t dlc_test_fake_ptx(unsigned sm, char *out, size_t out_size) {
+  int n = snprintf(
+      out, out_size,
+      "// dlc runtime tests: PTX for the fake libcuda\n"
+      ".version 7.8\n.target sm_%u\n.address_size 64\n\n"
+      ".visible .entry dlc_test_add(.param .u64 a, .param .u64 b,\n"
+      "    .param .u64 out, .param .u64 n) { ret; }\n"
+      ".visible .entry dlc_test_reverse(.param .u64 in, .param .u64 out,\n"
+      "    .param .u64 n) { ret; }\n"
+      ".visible .entry dlc_test_scale(.param .u64 in, .param .u64 scale,\n"
+      "    .param .u64 out, .param .u64 n) { ret; }\n"
+      ".visible .entry dlc_test_zero(.param .u64 out, .param .u64 n) "
+      "{ ret; }\n"
+      ".visible .entry dlc_test_count(.param .u64 out, .param .u64 n) "
+      "{ ret; }\n",
+      sm);
+  if (n < 0 || (size_t)n >= out_size) {
+    fprintf(stderr, "dlc_test_fake_ptx: buffer too small\n");
+    abort();
+  }
+  return (size_t)n + 1;
+}
+
 void dlc_test_chain_reference(const float *x, const float *y, uint32_t n,
                               float scale, float *out) {
   uint32_t i;

@@ -29,6 +29,38 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
 void dlc_test_chain_reference(const float *x, const float *y, uint32_t n,
                               float scale, float *out);
 
+/* The chain model for GPU targets: the same six launches and outputs as
+ * the CPU chain over n elements, with kernels that run one element per
+ * invocation and take n (a u32 constant) as their last buffer:
+ *   dlc_test_add(a, b, out, n)    dlc_test_reverse(in, out, n)
+ *   dlc_test_scale(in, scale, out, n)
+ *   dlc_test_zero(out, n)         dlc_test_count(out, n)
+ * The element of invocation x, y, z (global x, workgroup y and z) is
+ * x + grid[0] * workgroup * (y + grid[1] * z). */
+typedef struct dlc_test_gpu_chain_t {
+  uint32_t target;      /* DLCX_TARGET_VULKAN or DLCX_TARGET_CUDA */
+  uint32_t code_format; /* DLCX_CODE_SPIRV or DLCX_CODE_PTX */
+  /* add, reverse, scale, zero, count; equal pointers share one blob */
+  const uint8_t *code[5];
+  size_t code_size[5];
+  uint64_t features;
+  uint32_t target_sm;   /* CUDA */
+  const uint8_t *cubin; /* CUDA: a CUBIN section, or NULL */
+  size_t cubin_size;
+  uint32_t n;               /* 0: 1000 */
+  uint32_t grid[3];         /* zeros: {ceil(n / workgroup), 1, 1} */
+  uint32_t workgroup;       /* 0: 64 (x only) */
+  float scale;              /* 0: 2.0f */
+  const char *scale_kernel; /* NULL: "dlc_test_scale" */
+} dlc_test_gpu_chain_t;
+
+void dlc_test_build_gpu_chain(const dlc_test_gpu_chain_t *chain,
+                              uint8_t **out_data, size_t *out_size);
+
+/* PTX text (NUL included in the returned size) declaring the GPU chain's
+ * five kernels for sm_`sm`: what fake_cuda.h reads, not compiled code. */
+size_t dlc_test_fake_ptx(unsigned sm, char *out, size_t out_size);
+
 /* sum = x + y, all f32 of shape dims, inputs named x and y (the ONNX
  * backend test "test_add"). */
 void dlc_test_build_add(const uint8_t *code, size_t code_size, uint32_t rank,

@@ -97,5 +97,23 @@ int main(int argc, char **argv) {
     dlc_ab_destroy(b);
     ok &= write_seed(argv[1], "dtypes", data, size);
   }
+  {
+    /* CUDA: PTX in CODE, a cubin in its own section. */
+    static const char ptx[] = ".version 7.8\n.target sm_87\n";
+    int64_t dims[1] = {16};
+    dlc_ab_t *b = dlc_ab_create(DLCX_TARGET_CUDA, 0);
+    uint64_t code = dlc_ab_code(b, ptx, sizeof(ptx));
+    uint32_t t = dlc_ab_arena_tensor(b, "x", DLCX_DTYPE_F32, 1, dims);
+    uint32_t k = dlc_ab_kernel(b, "k", DLCX_CODE_PTX, code, sizeof(ptx), 1);
+    dlc_ab_target_sm(b, 87);
+    dlc_ab_cubin(b, fake_code, sizeof(fake_code));
+    dlc_ab_kernel_workgroup(b, k, 128, 1, 1);
+    dlc_ab_launch(b, k, &t, 1, 4, 1, 1);
+    dlc_ab_input(b, t);
+    dlc_ab_output(b, t);
+    dlc_ab_finish(b, &data, &size);
+    dlc_ab_destroy(b);
+    ok &= write_seed(argv[1], "cuda_cubin", data, size);
+  }
   return ok ? 0 : 1;
 }

@@ -83,6 +83,11 @@ typedef struct dlc_artifact_t {
   uint64_t code_size;
   const uint8_t *constants; /* NULL when it has no CONSTANTS section */
   uint64_t constants_size;
+  /* CUDA: the CUBIN section, present exactly when target_features has
+   * DLCX_FEATURE_CUDA_CUBIN; NULL otherwise. Last, so that drivers built
+   * against the view without it still read the fields they know. */
+  const uint8_t *cubin;
+  uint64_t cubin_size;
 } dlc_artifact_t;
 
 /*===--- the vtable ----------------------------------------------------===*/

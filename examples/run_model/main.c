@@ -1,0 +1,245 @@
+/*===- main.c - run_model: load a .dlcx artifact and run it once ----------===*
+ *
+ * The smallest complete use of the dlc runtime, in plain C99: load an
+ * artifact, describe its inputs and outputs, fill the inputs with a
+ * deterministic pattern, run, and print a checksum of every output. The
+ * same program runs CPU, Vulkan and CUDA artifacts; the runtime picks the
+ * driver from the artifact.
+ *
+ *   usage: run_model MODEL.dlcx [DEVICE_INDEX]
+ *
+ * Exit status 0 on success, 1 on any error (with the runtime's message).
+ *===----------------------------------------------------------------------===*/
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlc/runtime.h"
+
+/* Reports a failed call with the status and the runtime's reason; returns
+ * 0 so that callers can `return fail(...)`. */
+static int fail(const char *what, dlc_status_t status, const char *message) {
+  fprintf(stderr, "run_model: %s: %s: %s\n", what, dlc_status_name(status),
+          message);
+  return 0;
+}
+
+static const char *dtype_name(dlcx_dtype_t dtype) {
+  switch (dtype) {
+  case DLCX_DTYPE_F32:
+    return "f32";
+  case DLCX_DTYPE_U8:
+    return "u8";
+  case DLCX_DTYPE_I8:
+    return "i8";
+  case DLCX_DTYPE_U16:
+    return "u16";
+  case DLCX_DTYPE_I16:
+    return "i16";
+  case DLCX_DTYPE_I32:
+    return "i32";
+  case DLCX_DTYPE_I64:
+    return "i64";
+  case DLCX_DTYPE_BOOL:
+    return "bool";
+  case DLCX_DTYPE_F16:
+    return "f16";
+  case DLCX_DTYPE_F64:
+    return "f64";
+  case DLCX_DTYPE_U32:
+    return "u32";
+  case DLCX_DTYPE_U64:
+    return "u64";
+  case DLCX_DTYPE_BF16:
+    return "bf16";
+  case DLCX_DTYPE_U4:
+    return "u4";
+  case DLCX_DTYPE_I4:
+    return "i4";
+  }
+  return "?";
+}
+
+static void print_info(const char *kind, uint32_t index,
+                       const dlc_tensor_info_t *info) {
+  uint32_t d;
+  printf("%s %u: '%s' %s[", kind, (unsigned)index, info->name,
+         dtype_name(info->dtype));
+  for (d = 0; d < info->rank; ++d)
+    printf("%s%lld", d ? ", " : "", (long long)info->dims[d]);
+  printf("] (%lu bytes", (unsigned long)info->size_bytes);
+  if (info->scale != 0.0f)
+    printf(", quantized: scale %g, zero point %d", (double)info->scale,
+           (int)info->zero_point);
+  printf(")\n");
+}
+
+/* Fills input `input` with small values that every dtype represents
+ * exactly, the same on every run and every machine. */
+static void fill_input(void *data, const dlc_tensor_info_t *info,
+                       uint32_t input) {
+  size_t i, size = info->size_bytes;
+  unsigned char *bytes = (unsigned char *)data;
+  switch (info->dtype) {
+  case DLCX_DTYPE_F32:
+    for (i = 0; i < size / 4; ++i) {
+      float value = (float)((int)((i * 7 + input * 3) % 17) - 8) * 0.25f;
+      memcpy(bytes + i * 4, &value, 4);
+    }
+    break;
+  case DLCX_DTYPE_F64:
+    for (i = 0; i < size / 8; ++i) {
+      double value = (double)((int)((i * 7 + input * 3) % 17) - 8) * 0.25;
+      memcpy(bytes + i * 8, &value, 8);
+    }
+    break;
+  case DLCX_DTYPE_F16:  /* 1.0 to 1.9375: sign 0, exponent 15 */
+  case DLCX_DTYPE_BF16: /* 1.0 to 1.875: sign 0, exponent 127 */
+    for (i = 0; i < size / 2; ++i) {
+      unsigned bits = info->dtype == DLCX_DTYPE_F16
+                          ? 0x3c00u | (unsigned)((i + input) % 16) << 6
+                          : 0x3f80u | (unsigned)((i + input) % 16) << 3;
+      bytes[i * 2] = (unsigned char)(bits & 0xff); /* little-endian */
+      bytes[i * 2 + 1] = (unsigned char)(bits >> 8);
+    }
+    break;
+  case DLCX_DTYPE_BOOL:
+    for (i = 0; i < size; ++i)
+      bytes[i] = (unsigned char)((i + input) % 2);
+    break;
+  default: /* integers: every byte small, so every element is too */
+    for (i = 0; i < size; ++i)
+      bytes[i] = (unsigned char)((i * 7 + input * 3) % 13);
+    break;
+  }
+}
+
+/* FNV-1a, 64 bits, of the output's bytes: equal outputs, equal sums. */
+static unsigned long long checksum(const void *data, size_t size) {
+  const unsigned char *bytes = (const unsigned char *)data;
+  unsigned long long hash = 0xcbf29ce484222325ull;
+  size_t i;
+  for (i = 0; i < size; ++i) {
+    hash ^= bytes[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+static void print_output(uint32_t index, const dlc_tensor_info_t *info,
+                         const void *data) {
+  printf("output %u '%s': checksum %016llx", (unsigned)index, info->name,
+         checksum(data, info->size_bytes));
+  if (info->dtype == DLCX_DTYPE_F32 && info->size_bytes >= 4) {
+    const unsigned char *bytes = (const unsigned char *)data;
+    size_t i, count = info->size_bytes / 4;
+    double sum = 0.0;
+    float first;
+    for (i = 0; i < count; ++i) {
+      float value;
+      memcpy(&value, bytes + i * 4, 4);
+      sum += value;
+    }
+    memcpy(&first, bytes, 4);
+    printf(", sum %.6g, first %g", sum, (double)first);
+  }
+  printf("\n");
+}
+
+/* Sets every input, runs, reads and prints every output. */
+static int run(dlc_model_t *model, dlc_session_t *session) {
+  uint32_t inputs = dlc_model_input_count(model);
+  uint32_t outputs = dlc_model_output_count(model);
+  dlc_tensor_info_t info;
+  dlc_status_t status;
+  uint32_t i;
+  void *data;
+
+  for (i = 0; i < inputs; ++i) {
+    dlc_model_input_info(model, i, &info);
+    data = malloc(info.size_bytes ? info.size_bytes : 1);
+    if (!data)
+      return fail("out of memory", DLC_ERROR_OUT_OF_MEMORY, info.name);
+    fill_input(data, &info, i);
+    status = dlc_session_set_input(session, i, data, info.size_bytes);
+    free(data);
+    if (status != DLC_OK)
+      return fail("dlc_session_set_input", status,
+                  dlc_session_message(session));
+  }
+  status = dlc_session_run(session);
+  if (status != DLC_OK)
+    return fail("dlc_session_run", status, dlc_session_message(session));
+  for (i = 0; i < outputs; ++i) {
+    dlc_model_output_info(model, i, &info);
+    data = malloc(info.size_bytes ? info.size_bytes : 1);
+    if (!data)
+      return fail("out of memory", DLC_ERROR_OUT_OF_MEMORY, info.name);
+    status = dlc_session_get_output(session, i, data, info.size_bytes);
+    if (status == DLC_OK)
+      print_output(i, &info, data);
+    free(data);
+    if (status != DLC_OK)
+      return fail("dlc_session_get_output", status,
+                  dlc_session_message(session));
+  }
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  dlc_model_options_t model_options;
+  dlc_context_t *context = NULL;
+  dlc_model_t *model = NULL;
+  dlc_session_t *session = NULL;
+  dlc_tensor_info_t info;
+  dlc_status_t status;
+  int ok = 0;
+  uint32_t i;
+
+  if (argc < 2 || argc > 3 || argv[1][0] == '-') {
+    fprintf(stderr, "usage: run_model MODEL.dlcx [DEVICE_INDEX]\n");
+    return 1;
+  }
+  memset(&model_options, 0, sizeof(model_options));
+  model_options.struct_size = sizeof(model_options);
+  model_options.device_index = argc == 3 ? (uint32_t)atoi(argv[2]) : 0;
+
+  status = dlc_context_create(NULL, &context); /* the system allocator */
+  if (status != DLC_OK) {
+    fail("dlc_context_create", status, "");
+    return 1;
+  }
+  status = dlc_model_load_file(context, argv[1], &model_options, &model);
+  if (status != DLC_OK) {
+    fail("cannot load the model", status, dlc_context_message(context));
+    goto done;
+  }
+  printf("model: %s (driver %s, %u kernels, %u launches, arena %llu "
+         "bytes)\n",
+         argv[1], dlc_model_driver_name(model),
+         (unsigned)dlc_model_kernel_count(model),
+         (unsigned)dlc_model_launch_count(model),
+         (unsigned long long)dlc_model_arena_size(model));
+  for (i = 0; i < dlc_model_input_count(model); ++i)
+    if (dlc_model_input_info(model, i, &info) == DLC_OK)
+      print_info("input", i, &info);
+  for (i = 0; i < dlc_model_output_count(model); ++i)
+    if (dlc_model_output_info(model, i, &info) == DLC_OK)
+      print_info("output", i, &info);
+
+  /* NULL options: the defaults (all CPU cores, no profiling). */
+  status = dlc_session_create(model, NULL, &session);
+  if (status != DLC_OK) {
+    fail("cannot create a session", status, dlc_context_message(context));
+    goto done;
+  }
+  ok = run(model, session);
+
+done:
+  /* Reverse order of creation; each destroy accepts NULL. */
+  dlc_session_destroy(session);
+  dlc_model_destroy(model);
+  dlc_context_destroy(context);
+  return ok ? 0 : 1;
+}

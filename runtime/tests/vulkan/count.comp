@@ -1,0 +1,22 @@
+// A test kernel for the Vulkan driver: one element per invocation, local
+// size 64, the element count n as the last buffer. The linear index covers
+// 3D grids: x + (grid width in invocations) * (y + grid height * z).
+#version 450
+layout(local_size_x = 64) in;
+
+// out += 1: not idempotent, so a dispatch run twice, or a missing barrier
+// between two of them, changes the result
+layout(std430, set = 0, binding = 0) buffer Out { uint result[]; };
+layout(std430, set = 0, binding = 1) readonly buffer N { uint n; };
+
+uint dlc_index() {
+  return gl_GlobalInvocationID.x +
+         gl_NumWorkGroups.x * gl_WorkGroupSize.x *
+             (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z);
+}
+
+void main() {
+  uint i = dlc_index();
+  if (i < n)
+    result[i] += 1u;
+}
