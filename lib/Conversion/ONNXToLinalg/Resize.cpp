@@ -1,2 +1,774 @@
+//===- Resize.cpp - Resize and Upsample -----------------------------------===//
+//
+// With static shapes, where each output element of a resize reads from
+// depends only on sizes, scales and attributes. So the interpolation is
+// planned at compile time, per resized dim and output position: the source
+// indices ("taps") and their weights, computed the way the ONNX reference
+// implementation does (double precision, edge clamping, exclude_outside
+// renormalization, antialias footprints).
+//
+// The kernel is one linalg.generic over the output. It reads the tap tables
+// as 1-D constant inputs indexed by the output position and the source with
+// tensor.extract, and sums the products of the per-dim weights. A nearest
+// resize whose taps are o * k + c or o floordiv k on every dim reads the
+// source through an affine indexing map instead: a copy-like generic that
+// fuses like any elementwise op.
+//
+//===----------------------------------------------------------------------===//
+
 #include "Utils.h"
-void dlc::populateResizeHandlers(HandlerRegistry &) {}
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+enum class Mode { Nearest, Linear, Cubic };
+
+/// Everything that decides the taps, after attributes and inputs are read.
+struct ResizeSpec {
+  Mode mode = Mode::Nearest;
+  std::string coordMode = "half_pixel";
+  std::string nearestMode = "round_prefer_floor";
+  /// Resize-10 and Upsample: asymmetric coordinates; nearest rounds down
+  /// when upsampling and up when downsampling (what ONNX Runtime does, as
+  /// those versions do not define the rounding).
+  bool legacyNearest = false;
+  double cubicA = -0.75;
+  bool excludeOutside = false;
+  bool antialias = false;
+  double extrapolation = 0.0;
+  SmallVector<double> scales, roiStart, roiEnd;
+  SmallVector<int64_t> outShape;
+};
+
+/// The taps of one dim: `taps` source indices and weights per output
+/// position, and for tf_crop_and_resize the positions outside the source.
+struct DimPlan {
+  int64_t taps = 1;
+  SmallVector<int64_t> index;
+  SmallVector<double> weight;
+  SmallVector<bool> outside;
+  bool anyOutside = false;
+};
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+//===--- planning ---------------------------------------------------------===//
+
+/// The source coordinate of output position `x` (the reference's x_ori).
+double sourceCoordinate(const ResizeSpec &s, double x, int64_t in, int64_t out,
+                        double scale, double roiStart, double roiEnd) {
+  double width = scale * in;
+  const std::string &m = s.coordMode;
+  if (m == "align_corners")
+    return width == 1 ? 0.0 : x * (in - 1) / (width - 1);
+  if (m == "asymmetric")
+    return x / scale;
+  if (m == "tf_crop_and_resize") {
+    double o = width == 1 ? (roiEnd - roiStart) * (in - 1) / 2
+                          : x * (roiEnd - roiStart) * (in - 1) / (width - 1);
+    return o + roiStart * (in - 1);
+  }
+  if (m == "pytorch_half_pixel")
+    return width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+  if (m == "half_pixel_symmetric") {
+    double adjustment = out / width;
+    double center = in / 2.0;
+    return center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+  }
+  if (m == "tf_half_pixel_for_nn")
+    return (x + 0.5) / scale;
+  return (x + 0.5) / scale - 0.5; // half_pixel
+}
+
+double cubicKernel(double x, double a) {
+  x = std::abs(x);
+  if (x <= 1)
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2)
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
+/// Interpolation coefficients for the fractional part `ratio` in (0, 1].
+SmallVector<double> coefficients(const ResizeSpec &s, double ratio,
+                                 double scale) {
+  switch (s.mode) {
+  case Mode::Nearest: {
+    bool up = ratio == 1 || s.nearestMode == "ceil" ||
+              (s.nearestMode == "round_prefer_floor" && ratio > 0.5) ||
+              (s.nearestMode == "round_prefer_ceil" && ratio >= 0.5);
+    return {up ? 0.0 : 1.0, up ? 1.0 : 0.0};
+  }
+  case Mode::Linear: {
+    if (!s.antialias)
+      return {1 - ratio, ratio};
+    // A triangle filter stretched by 1/scale when downsampling.
+    double sc = std::min(scale, 1.0);
+    int64_t start = static_cast<int64_t>(std::floor(-1 / sc) + 1);
+    int64_t footprint = 2 - 2 * start;
+    SmallVector<double> c;
+    double sum = 0;
+    for (int64_t i = start; i < start + footprint; ++i) {
+      double v = std::clamp(1 - std::abs((i - ratio) * sc), 0.0, 1.0);
+      c.push_back(v);
+      sum += v;
+    }
+    for (double &v : c)
+      v /= sum;
+    return c;
+  }
+  case Mode::Cubic: {
+    double a = s.cubicA;
+    if (!s.antialias)
+      return {cubicKernel(ratio + 1, a), cubicKernel(ratio, a),
+              cubicKernel(1 - ratio, a), cubicKernel(2 - ratio, a)};
+    double sc = std::min(scale, 1.0);
+    int64_t start = static_cast<int64_t>(std::floor(-2 / sc) + 1);
+    SmallVector<double> c;
+    double sum = 0;
+    for (int64_t i = start; i < 2 - start; ++i) {
+      double v = cubicKernel(sc * (i - ratio), a);
+      c.push_back(v);
+      sum += v;
+    }
+    for (double &v : c)
+      v /= sum;
+    return c;
+  }
+  }
+  llvm_unreachable("unknown resize mode");
+}
+
+/// The `n` integers nearest to `x` (ties to the smaller one) within the
+/// source padded by ceil(n / 2) on each side, in ascending order and in
+/// unpadded coordinates (so possibly outside [0, in)).
+SmallVector<int64_t> neighbors(double x, int64_t n, int64_t in) {
+  int64_t pad = (n + 1) / 2;
+  double xp = x + pad;
+  int64_t limit = in + 2 * pad;
+  // The n nearest lie within n of x, or at the border when x is outside.
+  int64_t center = static_cast<int64_t>(
+      std::floor(std::clamp(xp, 0.0, static_cast<double>(limit - 1))));
+  int64_t lo = std::max<int64_t>(0, center - n);
+  int64_t hi = std::min<int64_t>(limit - 1, center + n + 1);
+  SmallVector<int64_t> cand;
+  for (int64_t i = lo; i <= hi; ++i)
+    cand.push_back(i);
+  llvm::sort(cand, [&](int64_t p, int64_t q) {
+    double dp = std::abs(xp - p), dq = std::abs(xp - q);
+    return dp < dq || (dp == dq && p < q);
+  });
+  cand.resize(std::min<size_t>(cand.size(), n));
+  llvm::sort(cand);
+  for (int64_t &i : cand)
+    i -= pad;
+  return cand;
+}
+
+/// Drops taps with zero weight: unscaled dims of a linear or cubic resize
+/// become one-tap copies, and integer coordinates need fewer reads.
+void compactTaps(DimPlan &p, int64_t out) {
+  int64_t taps = 0;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t live = 0;
+    for (int64_t k = 0; k < p.taps; ++k)
+      live += p.weight[o * p.taps + k] != 0;
+    taps = std::max(taps, live);
+  }
+  taps = std::max<int64_t>(taps, 1);
+  if (taps == p.taps)
+    return;
+  SmallVector<int64_t> index;
+  SmallVector<double> weight;
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t kept = 0;
+    for (int64_t k = 0; k < p.taps; ++k) {
+      if (p.weight[o * p.taps + k] == 0)
+        continue;
+      index.push_back(p.index[o * p.taps + k]);
+      weight.push_back(p.weight[o * p.taps + k]);
+      ++kept;
+    }
+    // Pad with weightless reads of a valid index.
+    for (; kept < taps; ++kept) {
+      index.push_back(p.index[o * p.taps]);
+      weight.push_back(0.0);
+    }
+  }
+  p.taps = taps;
+  p.index = std::move(index);
+  p.weight = std::move(weight);
+}
+
+DimPlan planDim(const ResizeSpec &s, int64_t in, int64_t out, double scale,
+                double roiStart, double roiEnd) {
+  DimPlan p;
+  bool multiTap = s.mode != Mode::Nearest;
+  for (int64_t o = 0; o < out; ++o) {
+    double x = sourceCoordinate(s, o, in, out, scale, roiStart, roiEnd);
+    bool outside = s.coordMode == "tf_crop_and_resize" && (x < 0 || x > in - 1);
+    p.outside.push_back(outside);
+    p.anyOutside |= outside;
+    SmallVector<int64_t> idx;
+    SmallVector<double> coef;
+    if (s.legacyNearest && !multiTap) {
+      // Clamped first: tiny scales put x far beyond any int64.
+      double r = scale < 1 ? std::ceil(x) : std::floor(x);
+      idx = {static_cast<int64_t>(std::clamp(r, -1.0, double(in)))};
+      coef = {1.0};
+    } else {
+      double ratio = x == std::floor(x) ? 1.0 : x - std::floor(x);
+      coef = coefficients(s, ratio, scale);
+      idx = neighbors(x, coef.size(), in);
+      if (s.excludeOutside) {
+        double sum = 0;
+        for (auto [i, c] : llvm::zip(idx, coef)) {
+          if (i < 0 || i >= in)
+            c = 0;
+          sum += c;
+        }
+        if (sum != 0)
+          for (double &c : coef)
+            c /= sum;
+      }
+      if (!multiTap) {
+        // Nearest: keep the one neighbor with a non-zero coefficient.
+        int64_t chosen = coef[0] != 0 ? idx[0] : idx[1];
+        idx = {chosen};
+        coef = {1.0};
+      }
+    }
+    if (o == 0)
+      p.taps = idx.size();
+    // Outside positions take extrapolation_value; one plain read keeps the
+    // kernel a copy when nothing else interpolates.
+    for (auto [k, ic] : llvm::enumerate(llvm::zip(idx, coef))) {
+      auto [i, c] = ic;
+      p.index.push_back(std::clamp<int64_t>(i, 0, in - 1));
+      p.weight.push_back(outside ? (k == 0 ? 1.0 : 0.0) : c);
+    }
+  }
+  compactTaps(p, out);
+  return p;
+}
+
+/// Whether every output position reads one source element unweighted.
+bool isCopy(const DimPlan &p) {
+  return p.taps == 1 &&
+         llvm::all_of(p.weight, [&](double w) { return w == 1.0; });
+}
+
+/// Whether a dim is copied unchanged.
+bool isIdentity(const DimPlan &p, int64_t in, int64_t out) {
+  if (!isCopy(p) || in != out || p.anyOutside)
+    return false;
+  for (int64_t o = 0; o < out; ++o)
+    if (p.index[o] != o)
+      return false;
+  return true;
+}
+
+/// An affine expression of output dim `d` equal to a one-tap plan's source
+/// index, when there is one (o * k + c, or o floordiv k).
+std::optional<AffineExpr> affineIndex(const DimPlan &p, int64_t d, int64_t out,
+                                      MLIRContext *ctx) {
+  if (!isCopy(p) || p.anyOutside)
+    return std::nullopt;
+  AffineExpr dim = getAffineDimExpr(d, ctx);
+  int64_t c = p.index[0], k = out > 1 ? p.index[1] - p.index[0] : 0;
+  bool linear = k >= 0;
+  for (int64_t o = 0; linear && o < out; ++o)
+    linear = p.index[o] == o * k + c;
+  if (linear)
+    return dim * k + c;
+  // o floordiv f: f is the first position with a non-zero index.
+  int64_t f = 1;
+  while (f < out && p.index[f] == 0)
+    ++f;
+  for (int64_t o = 0; o < out; ++o)
+    if (p.index[o] != o / f)
+      return std::nullopt;
+  return dim.floorDiv(f);
+}
+
+//===--- building ---------------------------------------------------------===//
+
+Value tableConstant(OpBuilder &b, Location loc, Type elementType,
+                    ArrayRef<Attribute> values) {
+  auto type =
+      RankedTensorType::get({static_cast<int64_t>(values.size())}, elementType);
+  return createConstant(b, loc, DenseElementsAttr::get(type, values));
+}
+
+/// Converts the interpolated value back to the element type; integers are
+/// rounded half to even and saturated, like the reference.
+Value fromCompute(OpBuilder &b, Location loc, Value v, Type t,
+                  bool isUnsigned) {
+  if (auto ft = dyn_cast<FloatType>(t)) {
+    if (ft == v.getType())
+      return v;
+    if (ft.getWidth() < v.getType().getIntOrFloatBitWidth())
+      return arith::TruncFOp::create(b, loc, t, v);
+    return arith::ExtFOp::create(b, loc, t, v);
+  }
+  Type ct = v.getType();
+  v = math::RoundEvenOp::create(b, loc, v);
+  unsigned w = t.getIntOrFloatBitWidth();
+  APInt lo = isUnsigned ? APInt::getMinValue(w) : APInt::getSignedMinValue(w);
+  APInt hi = isUnsigned ? APInt::getMaxValue(w) : APInt::getSignedMaxValue(w);
+  double loD = isUnsigned ? static_cast<double>(lo.getZExtValue())
+                          : static_cast<double>(lo.getSExtValue());
+  double hiD = isUnsigned ? static_cast<double>(hi.getZExtValue())
+                          : static_cast<double>(hi.getSExtValue());
+  // 64-bit maxima round up to a power of two that does not convert back.
+  if (w > 53)
+    hiD = std::nextafter(hiD, 0.0);
+  v = arith::MaximumFOp::create(b, loc, v, scalarConstant(b, loc, ct, loD));
+  v = arith::MinimumFOp::create(b, loc, v, scalarConstant(b, loc, ct, hiD));
+  if (isUnsigned)
+    return arith::FPToUIOp::create(b, loc, t, v);
+  return arith::FPToSIOp::create(b, loc, t, v);
+}
+
+Value toCompute(OpBuilder &b, Location loc, Value v, Type ct, bool isUnsigned) {
+  Type t = v.getType();
+  if (t == ct)
+    return v;
+  if (isa<FloatType>(t)) {
+    if (t.getIntOrFloatBitWidth() < ct.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, loc, ct, v);
+    return arith::TruncFOp::create(b, loc, ct, v);
+  }
+  if (isUnsigned)
+    return arith::UIToFPOp::create(b, loc, ct, v);
+  return arith::SIToFPOp::create(b, loc, ct, v);
+}
+
+Value buildResize(NodeRewriter &rw, const ResizeSpec &s,
+                  ArrayRef<DimPlan> plans) {
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = b.getContext();
+  Value x = rw.input(0);
+  auto type = rw.inputType(0);
+  Type t = type.getElementType();
+  bool isUnsigned = rw.isUnsigned(0);
+  int64_t rank = type.getRank();
+  ArrayRef<int64_t> outShape = s.outShape;
+  SmallVector<bool> identity;
+  for (int64_t d = 0; d < rank; ++d)
+    identity.push_back(isIdentity(plans[d], type.getDimSize(d), outShape[d]));
+  if (llvm::all_of(identity, [](bool i) { return i; }))
+    return x;
+  Value init = createEmpty(b, loc, outShape, t);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  AffineMap outMap = b.getMultiDimIdentityMap(rank);
+
+  // Every dim one tap with an affine source index: a copy through an
+  // indexing map.
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (identity[d]) {
+      exprs.push_back(b.getAffineDimExpr(d));
+      continue;
+    }
+    std::optional<AffineExpr> e = affineIndex(plans[d], d, outShape[d], ctx);
+    if (!e)
+      break;
+    exprs.push_back(*e);
+  }
+  if (static_cast<int64_t>(exprs.size()) == rank) {
+    AffineMap map = AffineMap::get(rank, 0, exprs, ctx);
+    return linalg::GenericOp::create(
+               b, loc, init.getType(), x, init,
+               ArrayRef<AffineMap>{map, outMap}, iterators,
+               [](OpBuilder &nb, Location nloc, ValueRange args) {
+                 linalg::YieldOp::create(nb, nloc, args[0]);
+               })
+        .getResult(0);
+  }
+
+  // General case: tap tables as inputs, the source through tensor.extract.
+  bool interpolate =
+      llvm::any_of(plans, [](const DimPlan &p) { return !isCopy(p); });
+  // f32 arithmetic, or f64 where f32 cannot hold every value exactly.
+  Type ct = t.isF64() || (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() > 16)
+                ? b.getF64Type()
+                : b.getF32Type();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  struct DimOperands {
+    SmallVector<int64_t> indexArgs, weightArgs;
+    int64_t outsideArg = -1;
+  };
+  SmallVector<DimOperands> operands(rank);
+  bool anyOutside = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (identity[d])
+      continue;
+    const DimPlan &p = plans[d];
+    AffineMap map = AffineMap::get(rank, 0, b.getAffineDimExpr(d), ctx);
+    for (int64_t k = 0; k < p.taps; ++k) {
+      SmallVector<Attribute> idx, w;
+      for (int64_t o = 0; o < outShape[d]; ++o) {
+        idx.push_back(b.getI64IntegerAttr(p.index[o * p.taps + k]));
+        w.push_back(FloatAttr::get(ct, p.weight[o * p.taps + k]));
+      }
+      operands[d].indexArgs.push_back(inputs.size());
+      inputs.push_back(tableConstant(b, loc, b.getI64Type(), idx));
+      maps.push_back(map);
+      if (interpolate) {
+        operands[d].weightArgs.push_back(inputs.size());
+        inputs.push_back(tableConstant(b, loc, ct, w));
+        maps.push_back(map);
+      }
+    }
+    if (p.anyOutside) {
+      SmallVector<Attribute> flags;
+      for (bool f : p.outside)
+        flags.push_back(b.getBoolAttr(f));
+      operands[d].outsideArg = inputs.size();
+      inputs.push_back(tableConstant(b, loc, b.getI1Type(), flags));
+      maps.push_back(map);
+      anyOutside = true;
+    }
+  }
+  maps.push_back(outMap);
+  double extrapolation = s.extrapolation;
+  auto body = [&](OpBuilder &nb, Location nloc, ValueRange args) {
+    SmallVector<Value> coords(rank);
+    SmallVector<int64_t> tap(rank, 0);
+    Value acc;
+    // Visit every combination of taps, like an odometer over the dims.
+    while (true) {
+      Value weight;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (identity[d]) {
+          coords[d] = linalg::IndexOp::create(nb, nloc, nb.getIndexType(), d);
+          continue;
+        }
+        coords[d] = arith::IndexCastOp::create(
+            nb, nloc, nb.getIndexType(), args[operands[d].indexArgs[tap[d]]]);
+        if (interpolate) {
+          Value w = args[operands[d].weightArgs[tap[d]]];
+          weight = weight ? arith::MulFOp::create(nb, nloc, weight, w) : w;
+        }
+      }
+      Value v = tensor::ExtractOp::create(nb, nloc, x, coords);
+      if (interpolate) {
+        v = toCompute(nb, nloc, v, ct, isUnsigned);
+        v = weight ? arith::MulFOp::create(nb, nloc, v, weight).getResult() : v;
+        acc = acc ? arith::AddFOp::create(nb, nloc, acc, v).getResult() : v;
+      } else {
+        acc = v;
+      }
+      int64_t d = rank - 1;
+      for (; d >= 0; --d) {
+        if (identity[d])
+          continue;
+        if (++tap[d] < plans[d].taps)
+          break;
+        tap[d] = 0;
+      }
+      if (d < 0)
+        break;
+    }
+    Value result =
+        interpolate ? fromCompute(nb, nloc, acc, t, isUnsigned) : acc;
+    if (anyOutside) {
+      Value out;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (operands[d].outsideArg < 0)
+          continue;
+        Value f = args[operands[d].outsideArg];
+        out = out ? arith::OrIOp::create(nb, nloc, out, f) : f;
+      }
+      Value ex = scalarConstant(nb, nloc, t, extrapolation);
+      result = arith::SelectOp::create(nb, nloc, out, ex, result);
+    }
+    linalg::YieldOp::create(nb, nloc, result);
+  };
+  return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
+                                   iterators, body)
+      .getResult(0);
+}
+
+/// Plans and builds the resize once `s` is complete.
+LogicalResult emitResize(NodeRewriter &rw, ResizeSpec &s) {
+  auto type = rw.inputType(0);
+  Type t = type.getElementType();
+  if (s.mode != Mode::Nearest && t.isInteger(1))
+    return rw.fail("linear and cubic modes need numeric data, not bool");
+  int64_t rank = type.getRank();
+  if (numElements(s.outShape) > (int64_t(1) << 40))
+    return rw.fail("the output shape " + shapeStr(s.outShape) +
+                   " is too large");
+  if (numElements(s.outShape) == 0)
+    return rw.replace(createEmpty(rw.b(), rw.loc(), s.outShape, t),
+                      rw.onnxElementType(0));
+  if (type.getNumElements() == 0)
+    return rw.fail("cannot resize an empty input (shape " +
+                   shapeStr(type.getShape()) + ") to " + shapeStr(s.outShape));
+  SmallVector<DimPlan> plans;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t in = type.getDimSize(d), out = s.outShape[d];
+    // tf_half_pixel_for_nn would shift unscaled dims by half a pixel; ONNX
+    // Runtime copies them (the reference has no such mode), and so does dlc.
+    if (s.coordMode == "tf_half_pixel_for_nn" && in == out &&
+        s.scales[d] == 1.0) {
+      DimPlan copy;
+      copy.weight.assign(out, 1.0);
+      copy.outside.assign(out, false);
+      for (int64_t o = 0; o < out; ++o)
+        copy.index.push_back(o);
+      plans.push_back(copy);
+      continue;
+    }
+    plans.push_back(
+        planDim(s, in, out, s.scales[d], s.roiStart[d], s.roiEnd[d]));
+  }
+  return rw.replace(buildResize(rw, s, plans), rw.onnxElementType(0));
+}
+
+/// Output sizes from scales: floor(in * scale). The spec scales the ROI
+/// extent in for tf_crop_and_resize too, but the reference implementation
+/// and ONNX Runtime both ignore it; dlc follows them.
+void sizesFromScales(ResizeSpec &s, ArrayRef<int64_t> in) {
+  s.outShape.clear();
+  for (auto [i, d] : llvm::enumerate(in)) {
+    // Saturates before the conversion: scales are user input.
+    double size = std::floor(d * s.scales[i]);
+    s.outShape.push_back(static_cast<int64_t>(std::min(size, 1e15)));
+  }
+}
+
+FailureOr<Mode> parseMode(NodeRewriter &rw, StringRef mode, bool allowCubic) {
+  if (mode == "nearest")
+    return Mode::Nearest;
+  if (mode == "linear" || mode == "bilinear")
+    return Mode::Linear;
+  if (mode == "cubic" && allowCubic)
+    return Mode::Cubic;
+  return rw.fail("unknown mode '" + mode + "'");
+}
+
+/// Reads an optional float or int input; absent and empty inputs give
+/// std::nullopt.
+template <typename T>
+FailureOr<std::optional<SmallVector<T>>>
+optionalConstant(NodeRewriter &rw, unsigned i, StringRef what) {
+  if (!rw.hasInput(i) || rw.inputType(i).getNumElements() == 0)
+    return std::optional<SmallVector<T>>();
+  if constexpr (std::is_same_v<T, double>) {
+    FailureOr<SmallVector<double>> v = rw.constantFloats(i, what);
+    if (failed(v))
+      return failure();
+    return std::optional<SmallVector<T>>(*v);
+  } else {
+    FailureOr<SmallVector<int64_t>> v = rw.constantInts(i, what);
+    if (failed(v))
+      return failure();
+    return std::optional<SmallVector<T>>(*v);
+  }
+}
+
+LogicalResult convertResize(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "X")))
+    return failure();
+  auto type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  int64_t v = rw.version();
+  ResizeSpec s;
+  FailureOr<Mode> mode =
+      parseMode(rw, rw.getString("mode", "nearest"), /*allowCubic=*/v >= 11);
+  if (failed(mode))
+    return failure();
+  s.mode = *mode;
+  if (v < 11) {
+    s.coordMode = "asymmetric";
+    s.legacyNearest = true;
+  } else {
+    s.coordMode = rw.getString("coordinate_transformation_mode", "half_pixel");
+    s.nearestMode = rw.getString("nearest_mode", "round_prefer_floor");
+    s.cubicA = rw.getFloat("cubic_coeff_a", -0.75f);
+    s.excludeOutside = rw.getInt("exclude_outside", 0) != 0;
+    s.extrapolation = rw.getFloat("extrapolation_value", 0.0f);
+  }
+  static const char *const kCoordModes[] = {
+      "half_pixel",          "half_pixel_symmetric", "pytorch_half_pixel",
+      "align_corners",       "asymmetric",           "tf_crop_and_resize",
+      "tf_half_pixel_for_nn"};
+  bool knownCoord = llvm::is_contained(kCoordModes, s.coordMode);
+  if (s.coordMode == "half_pixel_symmetric" && v < 19)
+    knownCoord = false;
+  if (s.coordMode == "tf_half_pixel_for_nn" && v >= 18)
+    knownCoord = false;
+  if (!knownCoord)
+    return rw.fail("unknown coordinate_transformation_mode '" + s.coordMode +
+                   "' for opset " + Twine(v));
+  if (s.nearestMode != "round_prefer_floor" &&
+      s.nearestMode != "round_prefer_ceil" && s.nearestMode != "floor" &&
+      s.nearestMode != "ceil")
+    return rw.fail("unknown nearest_mode '" + s.nearestMode + "'");
+  if (v >= 18) {
+    s.antialias = rw.getInt("antialias", 0) != 0;
+    if (s.antialias && s.mode == Mode::Nearest)
+      return rw.fail("antialias applies to linear and cubic modes only");
+  }
+
+  // The resized axes (opset 18) and the ROI.
+  SmallVector<int64_t> axes;
+  if (v >= 18 && rw.hasAttr("axes")) {
+    for (int64_t a : rw.getInts("axes")) {
+      FailureOr<int64_t> n = rw.normalizeAxis(a, rank);
+      if (failed(n))
+        return failure();
+      if (llvm::is_contained(axes, *n))
+        return rw.fail("axis " + Twine(a) + " is repeated");
+      axes.push_back(*n);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  int64_t n = axes.size();
+  s.roiStart.assign(rank, 0.0);
+  s.roiEnd.assign(rank, 1.0);
+  if (s.coordMode == "tf_crop_and_resize") {
+    FailureOr<std::optional<SmallVector<double>>> roi =
+        optionalConstant<double>(rw, 1, "roi");
+    if (failed(roi))
+      return failure();
+    if (!*roi)
+      return rw.fail("tf_crop_and_resize needs the roi input");
+    if (static_cast<int64_t>((*roi)->size()) != 2 * n)
+      return rw.fail("roi has " + Twine((*roi)->size()) +
+                     " entries; expected " + Twine(2 * n));
+    for (int64_t i = 0; i < n; ++i) {
+      s.roiStart[axes[i]] = (**roi)[i];
+      s.roiEnd[axes[i]] = (**roi)[n + i];
+    }
+  }
+
+  unsigned scalesIdx = v < 11 ? 1 : 2;
+  FailureOr<std::optional<SmallVector<double>>> scales =
+      optionalConstant<double>(rw, scalesIdx, "scales");
+  if (failed(scales))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> sizes =
+      v >= 11 ? optionalConstant<int64_t>(rw, 3, "sizes")
+              : FailureOr<std::optional<SmallVector<int64_t>>>(
+                    std::optional<SmallVector<int64_t>>());
+  if (failed(sizes))
+    return failure();
+  if (bool(*scales) == bool(*sizes))
+    return rw.fail("exactly one of scales and sizes must be given");
+  s.scales.assign(rank, 1.0);
+  if (*scales) {
+    if (static_cast<int64_t>((*scales)->size()) != n)
+      return rw.fail("scales has " + Twine((*scales)->size()) +
+                     " entries; expected " + Twine(n));
+    for (int64_t i = 0; i < n; ++i) {
+      double sc = (**scales)[i];
+      if (!(sc > 0) || !std::isfinite(sc))
+        return rw.fail("scales must be positive and finite");
+      s.scales[axes[i]] = sc;
+    }
+    sizesFromScales(s, type.getShape());
+    return emitResize(rw, s);
+  }
+  if (static_cast<int64_t>((*sizes)->size()) != n)
+    return rw.fail("sizes has " + Twine((*sizes)->size()) +
+                   " entries; expected " + Twine(n));
+  s.outShape.assign(type.getShape().begin(), type.getShape().end());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t size = (**sizes)[i];
+    if (size < 1)
+      return rw.fail("sizes must be positive");
+    if (size > (int64_t(1) << 40))
+      return rw.fail("sizes " + shapeStr(**sizes) + " are too large");
+    s.outShape[axes[i]] = size;
+    s.scales[axes[i]] = static_cast<double>(size) / type.getDimSize(axes[i]);
+  }
+  std::string policy =
+      v >= 18 ? rw.getString("keep_aspect_ratio_policy", "stretch") : "stretch";
+  if (policy == "not_larger" || policy == "not_smaller") {
+    double scale = s.scales[axes[0]];
+    for (int64_t a : axes)
+      scale = policy == "not_larger" ? std::min(scale, s.scales[a])
+                                     : std::max(scale, s.scales[a]);
+    for (int64_t a : axes) {
+      s.scales[a] = scale;
+      s.outShape[a] = static_cast<int64_t>(scale * type.getDimSize(a) + 0.5);
+    }
+  } else if (policy != "stretch") {
+    return rw.fail("unknown keep_aspect_ratio_policy '" + policy + "'");
+  }
+  return emitResize(rw, s);
+}
+
+LogicalResult convertUpsample(NodeRewriter &rw) {
+  if (rw.version() >= 10)
+    return rw.fail("Upsample is deprecated since opset 10; use Resize");
+  if (failed(rw.requireInput(0, "X")))
+    return failure();
+  auto type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  ResizeSpec s;
+  s.coordMode = "asymmetric";
+  s.legacyNearest = true;
+  FailureOr<Mode> mode = parseMode(rw, rw.getString("mode", "nearest"),
+                                   /*allowCubic=*/false);
+  if (failed(mode))
+    return failure();
+  s.mode = *mode;
+  if (rw.version() < 7) {
+    if (rank != 4)
+      return rw.fail("X must have rank 4 (N, C, H, W)");
+    if (!rw.hasAttr("height_scale") || !rw.hasAttr("width_scale"))
+      return rw.fail("missing required attribute 'height_scale' or "
+                     "'width_scale'");
+    s.scales = {1.0, 1.0, rw.getFloat("height_scale", 1),
+                rw.getFloat("width_scale", 1)};
+  } else if (rw.version() < 9) {
+    if (!rw.hasAttr("scales"))
+      return rw.fail("missing required attribute 'scales'");
+    for (float f : rw.getFloats("scales"))
+      s.scales.push_back(f);
+  } else {
+    FailureOr<SmallVector<double>> sc = rw.constantFloats(1, "scales");
+    if (failed(sc))
+      return failure();
+    s.scales = *sc;
+  }
+  if (static_cast<int64_t>(s.scales.size()) != rank)
+    return rw.fail("scales has " + Twine(s.scales.size()) +
+                   " entries for an input of rank " + Twine(rank));
+  for (double sc : s.scales)
+    if (!(sc >= 1) || !std::isfinite(sc))
+      return rw.fail("scales must be finite and >= 1");
+  s.roiStart.assign(rank, 0.0);
+  s.roiEnd.assign(rank, 1.0);
+  sizesFromScales(s, type.getShape());
+  return emitResize(rw, s);
+}
+
+} // namespace
+
+void dlc::populateResizeHandlers(HandlerRegistry &r) {
+  r.add("Resize", {10, 11, 13, 18, 19}, convertResize);
+  r.add("Upsample", {1, 7, 9, 10}, convertUpsample);
+}
