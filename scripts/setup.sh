@@ -19,6 +19,7 @@ packages=(
   libonnx-dev libprotobuf-dev             # ONNX C++ library (parser, checker, shape inference)
   libvulkan-dev mesa-vulkan-drivers       # Vulkan loader and lavapipe (a CPU Vulkan driver)
   spirv-tools vulkan-tools                # spirv-val, vulkaninfo
+  glslang-tools vulkan-validationlayers   # runtime tests: GLSL kernels, the validation layer
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # cross builds and their tests
   python3-venv valgrind libgtest-dev      # test tools
 )

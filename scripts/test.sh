@@ -11,5 +11,17 @@ start=$(date +%s)
 
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
+
+# The runtime once more on its own, with only a C compiler and under
+# AddressSanitizer + UndefinedBehaviorSanitizer (its fuzz target included).
+asan="$build/runtime-asan"
+if [ ! -f "$asan/build.ninja" ]; then
+  CC=clang-22 cmake -G Ninja -S "$root/runtime" -B "$asan" \
+    -DCMAKE_BUILD_TYPE=Debug -DDLC_RUNTIME_ENABLE_SANITIZERS=ON \
+    -DDLC_RUNTIME_WERROR=ON >/dev/null
+fi
+ninja -C "$asan" -j"${DLC_JOBS:-$(nproc)}"
+ctest --test-dir "$asan" --output-on-failure -j"${DLC_JOBS:-$(nproc)}"
+
 ctest --test-dir "$build" --output-on-failure -j"${DLC_JOBS:-$(nproc)}"
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

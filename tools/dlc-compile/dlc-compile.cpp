@@ -80,6 +80,12 @@ namespace llvm {
 void initStatisticOptions();
 } // namespace llvm
 
+static cl::list<std::string> bindInputs(
+    "bind-input",
+    cl::desc("Fix an input's value at compile time: name=tensor.pb (an ONNX "
+             "TensorProto); the input becomes a constant (repeatable)"),
+    cl::value_desc("name=file"), cl::cat(category));
+
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each chunk of the input between '# -----' lines as a "
@@ -138,6 +144,16 @@ int main(int argc, char **argv) {
       llvm::errs() << "dlc-compile: error: " << error << "\n";
       return 1;
     }
+  }
+
+  for (const std::string &spec : bindInputs) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    if (name.empty() || file.empty()) {
+      llvm::errs() << "dlc-compile: error: --bind-input '" << spec
+                   << "' is not of the form name=file.pb\n";
+      return 1;
+    }
+    importOptions.boundInputs[name] = file.str();
   }
 
   DialectRegistry registry;

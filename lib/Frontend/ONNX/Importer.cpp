@@ -84,6 +84,7 @@ public:
 
 private:
   LogicalResult readOpsets();
+  LogicalResult bindInputs();
   LogicalResult pinInputShapes();
   LogicalResult runShapeInference();
   LogicalResult collectValueTypes();
@@ -160,6 +161,43 @@ FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
                         ? dim.dim_value()
                         : ShapedType::kDynamic);
   return Type(RankedTensorType::get(shape, elementType));
+}
+
+LogicalResult ModelImporter::bindInputs() {
+  ::onnx::GraphProto &graph = *model.mutable_graph();
+  for (const auto &entry : options.boundInputs) {
+    StringRef name = entry.getKey();
+    auto *inputs = graph.mutable_input();
+    auto it = llvm::find_if(*inputs, [&](const ::onnx::ValueInfoProto &vi) {
+      return vi.name() == name;
+    });
+    if (it == inputs->end())
+      return emitError(fileLoc, "--bind-input names '")
+             << name << "', which is not a graph input";
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+        llvm::MemoryBuffer::getFile(entry.getValue(), /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!file)
+      return emitError(fileLoc, "--bind-input for '")
+             << name << "': cannot read '" << entry.getValue()
+             << "': " << file.getError().message();
+    ::onnx::TensorProto tensor;
+    if (!tensor.ParseFromArray((*file)->getBufferStart(),
+                               static_cast<int>((*file)->getBufferSize())))
+      return emitError(fileLoc, "--bind-input for '")
+             << name << "': '" << entry.getValue()
+             << "' is not an ONNX TensorProto file";
+    if (it->type().has_tensor_type() &&
+        it->type().tensor_type().elem_type() != tensor.data_type())
+      return emitError(fileLoc, "--bind-input for '")
+             << name << "': the file holds " << dtypeName(tensor.data_type())
+             << " but the input is "
+             << dtypeName(it->type().tensor_type().elem_type());
+    tensor.set_name(name.str());
+    *graph.add_initializer() = std::move(tensor);
+    inputs->erase(it);
+  }
+  return success();
 }
 
 LogicalResult ModelImporter::pinInputShapes() {
@@ -584,7 +622,8 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
 OwningOpRef<ModuleOp> ModelImporter::run() {
   if (!model.has_graph())
     return emitError(fileLoc, "the model has no graph"), nullptr;
-  if (failed(readOpsets()) || failed(pinInputShapes()) ||
+  if (failed(readOpsets()) || failed(bindInputs()) ||
+      failed(pinInputShapes()) ||
       (options.inferShapes && failed(runShapeInference())) ||
       failed(collectValueTypes()))
     return nullptr;

@@ -153,6 +153,13 @@ LogicalResult Writer::analyze() {
         return failure();
       continue;
     }
+    if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+      // Tensors without elements (the only ones left at host level) get
+      // an empty buffer.
+      if (!empty->use_empty())
+        newBuffer(empty.getResult(), position);
+      continue;
+    }
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
       places[op.getResult(0)] = places.lookup(op.getOperand(0));
       continue;

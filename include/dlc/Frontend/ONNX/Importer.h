@@ -28,6 +28,11 @@ struct ONNXImportOptions {
   std::string externalDataDirectory;
   /// Run ONNX shape inference to type intermediate values.
   bool inferShapes = true;
+  /// Graph inputs bound to fixed values at compile time, by input name: the
+  /// path of an ONNX TensorProto (.pb) file holding the value. The input
+  /// becomes an initializer, so shape parameters that a model takes as
+  /// inputs (Reshape's shape, Slice's starts, ...) become constants.
+  llvm::StringMap<std::string> boundInputs;
 };
 
 /// Parses `spec`, a comma-separated list of `name=d0,d1,...` entries joined

@@ -327,6 +327,30 @@ LogicalResult DispatchFormer::buildRegion(Group &g) {
   return success();
 }
 
+bool isEmptyTensor(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  return type && type.hasStaticShape() && type.getNumElements() == 0;
+}
+
+/// Values with no elements need no kernel: they become tensor.empty, which
+/// the host plan gives a buffer of size zero.
+void replaceEmptyResults(func::FuncOp func) {
+  for (Operation &op : llvm::make_early_inc_range(
+           func.getBody().front().without_terminator())) {
+    if (isa<tensor::EmptyOp>(op) || op.getNumResults() == 0 ||
+        !llvm::all_of(op.getResultTypes(), isEmptyTensor) ||
+        !isMemoryEffectFree(&op))
+      continue;
+    OpBuilder b(&op);
+    for (OpResult r : op.getResults()) {
+      auto type = cast<RankedTensorType>(r.getType());
+      r.replaceAllUsesWith(tensor::EmptyOp::create(
+          b, op.getLoc(), type.getShape(), type.getElementType()));
+    }
+    op.erase();
+  }
+}
+
 /// Every graph output must be written by a kernel into a buffer of its own:
 /// outputs that are graph inputs, constants, or repeat another output get a
 /// copy kernel.
@@ -341,6 +365,8 @@ unsigned materializeOutputs(func::FuncOp func) {
         break;
       root = def->getOperand(0);
     }
+    if (isEmptyTensor(root.getType()))
+      continue;
     bool computed = isa_and_nonnull<dlc::DispatchOp>(root.getDefiningOp());
     if (computed && seen.insert(root).second)
       continue;
@@ -369,6 +395,7 @@ struct FormDispatchesPass
     : public dlc::impl::FormDispatchesBase<FormDispatchesPass> {
   void runOnOperation() override {
     unsigned fused = 0;
+    replaceEmptyResults(getOperation());
     DispatchFormer former(getOperation());
     FailureOr<unsigned> count = former.run(fused);
     if (failed(count))

@@ -88,6 +88,22 @@ def main():
         # not hold such a model.
         external(out, "weights.bin", offset=(1 << 31) + 4096,
                  size=(1 << 31) + 8192)
+    elif kind == "reshape-input":
+        # Reshape whose target shape is a graph input, and the shape's value
+        # as a TensorProto file next to it (shape.pb), plus a float one.
+        m = graph_model(
+            [helper.make_node("Reshape", ["X", "S"], ["Y"], name="reshape")],
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3]),
+             helper.make_tensor_value_info("S", TensorProto.INT64, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+        save(m, out)
+        d = os.path.dirname(out)
+        with open(os.path.join(d, "shape.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(
+                np.array([3, 2], dtype=np.int64)).SerializeToString())
+        with open(os.path.join(d, "float.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(
+                np.array([3.0, 2.0], dtype=np.float32)).SerializeToString())
     elif kind == "if":
         then_g = helper.make_graph(
             [helper.make_node("Identity", ["X"], ["T"])], "then", [],
