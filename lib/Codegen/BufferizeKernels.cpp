@@ -2,13 +2,18 @@
 
 #include "dlc/Codegen/Passes.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
+
+#include <limits>
 
 namespace dlc {
 #define GEN_PASS_DEF_BUFFERIZEKERNELS
@@ -76,6 +81,7 @@ struct CopyToLinalg : public OpRewritePattern<memref::CopyOp> {
 
 struct BufferizeKernelsPass
     : public dlc::impl::BufferizeKernelsBase<BufferizeKernelsPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto kernel : module.getOps<func::FuncOp>())
@@ -83,14 +89,39 @@ struct BufferizeKernelsPass
           failed(rewriteSignature(kernel)))
         return signalPassFailure();
 
+    Attribute space;
+    if (!privateMemorySpace.empty()) {
+      space = parseAttribute(privateMemorySpace, &getContext());
+      if (!space) {
+        module.emitError("invalid private-memory-space '")
+            << privateMemorySpace << "'";
+        return signalPassFailure();
+      }
+    }
+    // tensor.concat does not bufferize into non-default memory spaces;
+    // as insert_slices it does, everywhere.
+    {
+      RewritePatternSet patterns(&getContext());
+      tensor::populateDecomposeTensorConcatPatterns(patterns);
+      if (failed(applyPatternsGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+    }
+    OpPassManager eliminate(ModuleOp::getOperationName());
+    eliminate.addPass(bufferization::createEmptyTensorEliminationPass());
+    if (failed(runPipeline(eliminate, module)))
+      return signalPassFailure();
+    bufferization::OneShotBufferizationOptions options;
+    options.defaultMemorySpaceFn =
+        [space](TensorType) -> std::optional<Attribute> { return space; };
+    bufferization::BufferizationState state;
+    if (failed(bufferization::runOneShotBufferize(module, options, state)))
+      return signalPassFailure();
+
     OpPassManager pm(ModuleOp::getOperationName());
-    pm.addPass(bufferization::createEmptyTensorEliminationPass());
-    bufferization::OneShotBufferizePassOptions options;
-    options.allowReturnAllocsFromLoops = false;
-    pm.addPass(bufferization::createOneShotBufferizePass(options));
     pm.addPass(createCanonicalizerPass());
     bufferization::PromoteBuffersToStackPassOptions stack;
-    stack.maxAllocSizeInBytes = kStackAllocLimit;
+    stack.maxAllocSizeInBytes =
+        stackOnly ? std::numeric_limits<unsigned>::max() : kStackAllocLimit;
     stack.maxRankOfAllocatedMemRef = 8;
     pm.nest<func::FuncOp>().addPass(
         bufferization::createPromoteBuffersToStackPass(stack));

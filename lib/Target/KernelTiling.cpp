@@ -28,7 +28,11 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   pm.addPass(createTileAndDistribute(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createBufferizeKernels());
+  BufferizeKernelsOptions bufferize;
+  if (target.kind == TargetKind::Vulkan)
+    bufferize.privateMemorySpace = "#spirv.storage_class<Function>";
+  bufferize.stackOnly = target.isGPU();
+  pm.addPass(createBufferizeKernels(bufferize));
 }
 
 LogicalResult dlc::runKernelTilingPipeline(ModuleOp module,

@@ -52,7 +52,16 @@ def BufferizeKernels : Pass<"dlc-bufferize-kernels", "mlir::ModuleOp"> {
     Bufferize on the bodies and inserts deallocations for temporaries.
     Small temporaries are promoted to the stack, and copies become
     `linalg.copy` so that kernels never call a runtime library.
+
+    GPU targets put every temporary of a thread on its stack
+    (`stack-only`) in the memory space they name for private memory.
   }];
+  let options = [
+    Option<"privateMemorySpace", "private-memory-space", "std::string",
+           "\"\"", "Memory space attribute of temporaries (default: none)">,
+    Option<"stackOnly", "stack-only", "bool", "false",
+           "Promote every temporary to the stack, whatever its size">,
+  ];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::linalg::LinalgDialect"];
@@ -88,6 +97,37 @@ def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect",
                            "mlir::arith::ArithDialect"];
+}
+
+def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
+  let summary = "CPU kernels: put a contiguous parallel loop innermost";
+  let description = [{
+    Before linalg ops become loops, reorders each op's loops so that the
+    innermost one walks the last dimension of its output (stride 1 in the
+    output, and in practice in the inputs), with reduction loops just
+    outside it: matmul becomes i-k-j, convolutions n-f-oh-c-kh-kw-ow. The
+    innermost loop is then a dependence-free elementwise loop that LLVM's
+    loop vectorizer turns into SIMD code. Each output element still
+    accumulates its reduction in the original order. Also marks floating
+    point arithmetic in kernels `contract` (fused multiply-add), and
+    reductions `reassoc` so that a reduction left innermost vectorizes.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def EmulateWideInt : Pass<"dlc-emulate-wide-int", "mlir::ModuleOp"> {
+  let summary = "GPU kernels without Int64: 64-bit integers as 32-bit pairs";
+  let description = [{
+    The Vulkan baseline has no 64-bit integers, yet ONNX moves int64
+    tensors (indices, shapes) everywhere. This pass rewrites i64 values,
+    arithmetic, buffers, loads and stores and `gpu.func` signatures of
+    kernels into pairs of i32 (`vector<2xi32>`), in one conversion so that
+    no value is left half converted. Buffers keep their 8-byte elements.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {

@@ -154,6 +154,7 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   if (failed(applyPassManagerCLOptions(lower)))
     return failure();
   lower.addPass(createCPULowerWorkgroups());
+  lower.addPass(createCPULoopOrder());
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops), lower-affine, "
           "dlc-legalize-math, convert-math-to-funcs, canonicalize, cse, "

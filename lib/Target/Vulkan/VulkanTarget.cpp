@@ -17,7 +17,6 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -66,18 +65,6 @@ spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
   return cast<spirv::TargetEnvAttr>(parseAttribute(text, ctx));
 }
 
-/// Private temporaries of a thread are SPIR-V Function-storage variables.
-void placeAllocasInFunctionStorage(ModuleOp module) {
-  MLIRContext *ctx = module.getContext();
-  Attribute function =
-      spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Function);
-  module.walk([&](memref::AllocaOp alloca) {
-    MemRefType type = alloca.getType();
-    alloca.getResult().setType(MemRefType::get(
-        type.getShape(), type.getElementType(), type.getLayout(), function));
-  });
-}
-
 } // namespace
 
 LogicalResult dlc::compileVulkanKernels(ModuleOp module,
@@ -95,14 +82,14 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   outline.modulePerKernel = true;
   pm.addPass(createGPUOutlineKernels(outline));
   if (failed(parsePassPipeline("convert-linalg-to-loops, lower-affine, "
-                               "fold-memref-alias-ops, canonicalize, cse, "
-                               "dlc-legalize-math, canonicalize",
+                               "fold-memref-alias-ops, lower-affine, "
+                               "canonicalize, cse, dlc-legalize-math, "
+                               "canonicalize",
                                pm)))
     return emitError(loc, "internal error: invalid Vulkan pipeline");
   if (failed(pm.run(module)))
     return failure();
 
-  placeAllocasInFunctionStorage(module);
   spirv::TargetEnvAttr env = targetEnv(ctx, target);
   module.walk([&](gpu::GPUModuleOp m) {
     m->setAttr(spirv::getTargetEnvAttrName(), env);
@@ -118,10 +105,10 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
     return failure();
   std::string pipeline =
       "map-memref-spirv-storage-class{client-api=vulkan}, "
-      "convert-gpu-to-spirv, "
+      "gpu.module(convert-math-to-spirv), convert-gpu-to-spirv, "
       "spirv.module(spirv-lower-abi-attrs, spirv-update-vce)";
   if (!target.hasInt64)
-    pipeline = "arith-emulate-wide-int{widest-int-supported=32}, " + pipeline;
+    pipeline = "dlc-emulate-wide-int, canonicalize, " + pipeline;
   if (failed(parsePassPipeline(pipeline, lower)))
     return emitError(loc, "internal error: invalid SPIR-V pipeline");
   if (failed(lower.run(module)))

@@ -27,10 +27,6 @@ using namespace mlir;
 
 namespace {
 
-/// Constants with at most this many elements are cloned into regions;
-/// larger ones are operands (weights live in the constant section).
-constexpr int64_t kCloneConstantLimit = 16;
-
 /// How an op takes part in fusion.
 enum class OpKind {
   Host,     ///< no kernel: constants, tensor.empty, reshapes
@@ -258,8 +254,10 @@ bool isClonedIntoRegion(Value v) {
   auto type = dyn_cast<ShapedType>(cst.getType());
   if (!type)
     return true;
+  // Splats fold into the ops that use them; any other tensor is a kernel
+  // operand (GPU kernels cannot hold constant arrays of their own).
   if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
-    return dense.isSplat() || type.getNumElements() <= kCloneConstantLimit;
+    return dense.isSplat();
   return false;
 }
 

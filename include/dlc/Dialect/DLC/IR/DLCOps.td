@@ -18,7 +18,7 @@ def DLC_DispatchOp : DLC_Op<"dispatch", [
   let description = [{
     The body computes the results from the operands on tensors and is
     isolated from above: everything the kernel reads is an operand (or a
-    small constant cloned into the body). The entry block has one argument
+    splat constant cloned into the body). The entry block has one argument
     per operand, with the operand's type.
 
     ```mlir

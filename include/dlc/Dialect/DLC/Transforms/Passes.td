@@ -19,7 +19,8 @@ def FormDispatches : Pass<"dlc-form-dispatches", "mlir::func::FuncOp"> {
          all of its results (softmax and normalization chains).
     A group holds at most one convolution or contraction. Each group becomes
     one `dlc.dispatch` region whose operands are everything the group reads
-    from outside (small constants and `tensor.empty` are cloned in).
+    from outside (splat constants, `tensor.empty` and fills of constants
+    are cloned in).
   }];
   let dependentDialects = ["::dlc::DLCDialect"];
   let statistics = [

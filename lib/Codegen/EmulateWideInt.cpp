@@ -1,0 +1,60 @@
+//===- EmulateWideInt.cpp - the dlc-emulate-wide-int pass -----------------===//
+//
+// Upstream offers the arith and memref halves of wide-integer emulation as
+// two passes, each of which leaves casts for the other; kernels also need
+// gpu.func signatures and structured control flow converted. This pass runs
+// all of it as one conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/WideIntEmulationConverter.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_EMULATEWIDEINT
+#include "dlc/Codegen/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+struct EmulateWideIntPass
+    : public dlc::impl::EmulateWideIntBase<EmulateWideIntPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    arith::WideIntEmulationConverter converter(/*widestIntSupported=*/32);
+    memref::populateMemRefWideIntEmulationConversions(converter);
+
+    ConversionTarget target(*ctx);
+    target.markUnknownOpDynamicallyLegal([&](Operation *op) {
+      if (auto fn = dyn_cast<FunctionOpInterface>(op))
+        return converter.isSignatureLegal(
+                   cast<FunctionType>(fn.getFunctionType())) &&
+               converter.isLegal(&fn.getFunctionBody());
+      return converter.isLegal(op);
+    });
+    target.addLegalOp<ModuleOp, gpu::GPUModuleOp>();
+
+    RewritePatternSet patterns(ctx);
+    arith::populateArithWideIntEmulationPatterns(converter, patterns);
+    memref::populateMemRefWideIntEmulationPatterns(converter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<gpu::GPUFuncOp>(patterns,
+                                                                     converter);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
