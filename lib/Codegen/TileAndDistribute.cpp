@@ -153,6 +153,24 @@ FailureOr<Operation *> tileAndFuse(IRRewriter &rewriter, TilingInterface op,
   return result->tiledAndFusedOps.front();
 }
 
+/// Whether an indexing map walks some operand backwards (a negative
+/// coefficient, as reversed slices have): tiling computes operand slices
+/// from the tile's first index, which is wrong for such maps.
+bool hasDecreasingMap(func::FuncOp kernel) {
+  bool found = false;
+  kernel.walk([&](linalg::LinalgOp op) {
+    for (AffineMap map : op.getIndexingMapsArray())
+      for (AffineExpr e : map.getResults())
+        e.walk([&](AffineExpr sub) {
+          if (auto mul = dyn_cast<AffineBinaryOpExpr>(sub))
+            if (mul.getKind() == AffineExprKind::Mul)
+              if (auto c = dyn_cast<AffineConstantExpr>(mul.getRHS()))
+                found |= c.getValue() < 0;
+        });
+  });
+  return found;
+}
+
 LogicalResult tileKernel(func::FuncOp kernel,
                          const dlc::TileAndDistributeOptions &options) {
   Builder b(kernel.getContext());
@@ -168,7 +186,8 @@ LogicalResult tileKernel(func::FuncOp kernel,
   Operation *rootOp =
       ret.getNumOperands() ? ret.getOperand(0).getDefiningOp() : nullptr;
   auto root = dyn_cast_or_null<TilingInterface>(rootOp);
-  if (!root || rootOp->getParentOp() != kernel.getOperation()) {
+  if (!root || rootOp->getParentOp() != kernel.getOperation() ||
+      hasDecreasingMap(kernel)) {
     record({}, {});
     return success();
   }

@@ -130,6 +130,17 @@ def EmulateWideInt : Pass<"dlc-emulate-wide-int", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def WidenNarrowInt : Pass<"dlc-widen-narrow-int", "mlir::ModuleOp"> {
+  let summary = "Compute 8- and 16-bit integer arithmetic in 32 bits";
+  let description = [{
+    For GPU targets without 8/16-bit integer arithmetic: every arith op on
+    2- to 31-bit integers gets explicitly extended operands (zero extension
+    for unsigned ops, sign extension otherwise), computes in i32 and
+    truncates its result. Loads, stores, extensions and truncations stay.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {
   let summary = "CPU kernels: run workgroups [begin, end) of the grid";
   let description = [{

@@ -107,6 +107,10 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
       "map-memref-spirv-storage-class{client-api=vulkan}, "
       "gpu.module(convert-math-to-spirv), convert-gpu-to-spirv, "
       "spirv.module(spirv-lower-abi-attrs, spirv-update-vce)";
+  // Narrow integers widen last: canonicalization would fold the
+  // extensions it inserts back into narrow-to-narrow ones.
+  if (!target.hasInt8Storage)
+    pipeline = "dlc-widen-narrow-int, " + pipeline;
   if (!target.hasInt64)
     pipeline = "dlc-emulate-wide-int, canonicalize, " + pipeline;
   if (failed(parsePassPipeline(pipeline, lower)))

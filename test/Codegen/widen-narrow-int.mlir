@@ -1,0 +1,44 @@
+// RUN: dlc-opt %s --dlc-widen-narrow-int | FileCheck %s
+
+// Unsigned ops zero-extend, signed ops sign-extend; each computes in i32
+// and truncates back.
+// CHECK-LABEL: func.func @arith
+// CHECK-SAME: (%[[A:.*]]: i8, %[[B:.*]]: i8)
+// CHECK-DAG: %[[AU:.*]] = arith.extui %[[A]] : i8 to i32
+// CHECK-DAG: %[[BU:.*]] = arith.extui %[[B]] : i8 to i32
+// CHECK-DAG: %[[DU:.*]] = arith.divui %[[AU]], %[[BU]] : i32
+// CHECK-DAG: arith.trunci %[[DU]] : i32 to i8
+// CHECK-DAG: %[[AS:.*]] = arith.extsi %[[A]] : i8 to i32
+// CHECK-DAG: %[[BS:.*]] = arith.extsi %[[B]] : i8 to i32
+// CHECK-DAG: %[[M:.*]] = arith.maxsi %[[AS]], %[[BS]] : i32
+// CHECK-DAG: arith.trunci %[[M]] : i32 to i8
+// CHECK-DAG: arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK-DAG: arith.uitofp %{{.*}} : i32 to f32
+// CHECK-NOT: arith.divui {{.*}} : i8
+func.func @arith(%a: i8, %b: i8) -> (i8, i8, i1, f32) {
+  %0 = arith.divui %a, %b : i8
+  %1 = arith.maxsi %a, %b : i8
+  %2 = arith.cmpi ult, %a, %b : i8
+  %3 = arith.uitofp %a : i8 to f32
+  return %0, %1, %2, %3 : i8, i8, i1, f32
+}
+
+// Narrow-to-narrow and narrow-to-i64 extensions go through i32; float to
+// narrow conversions produce i32 and truncate. i32 code is left alone.
+// CHECK-LABEL: func.func @conversions
+// CHECK: %[[E:.*]] = arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.trunci %[[E]] : i32 to i16
+// CHECK: %[[S:.*]] = arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.extsi %[[S]] : i32 to i64
+// CHECK: %[[F:.*]] = arith.fptosi %{{.*}} : f32 to i32
+// CHECK: arith.trunci %[[F]] : i32 to i8
+// CHECK: arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK-NOT: arith.extsi
+// CHECK: return
+func.func @conversions(%a: i8, %f: f32, %x: i32) -> (i16, i64, i8, i32) {
+  %0 = arith.extui %a : i8 to i16
+  %1 = arith.extsi %a : i8 to i64
+  %2 = arith.fptosi %f : f32 to i8
+  %3 = arith.addi %x, %x : i32
+  return %0, %1, %2, %3 : i16, i64, i8, i32
+}
