@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -105,6 +106,30 @@ struct BufferizeKernelsPass
       tensor::populateDecomposeTensorConcatPatterns(patterns);
       if (failed(applyPatternsGreedily(module, std::move(patterns))))
         return signalPassFailure();
+    }
+    // Nor do tensor.generate and tensor.pad (which bufferizes through a
+    // generate); as linalg ops writing into tensor.empty they do.
+    if (space) {
+      SmallVector<Operation *> ops;
+      module.walk([&](Operation *op) {
+        if (isa<tensor::GenerateOp, tensor::PadOp>(op))
+          ops.push_back(op);
+      });
+      IRRewriter rewriter(&getContext());
+      for (Operation *op : ops) {
+        rewriter.setInsertionPoint(op);
+        FailureOr<Operation *> rewritten =
+            isa<tensor::PadOp>(op)
+                ? linalg::rewriteInDestinationPassingStyle(
+                      rewriter, cast<tensor::PadOp>(op))
+                : linalg::rewriteInDestinationPassingStyle(
+                      rewriter, cast<tensor::GenerateOp>(op));
+        if (failed(rewritten)) {
+          op->emitError("cannot write this op into a buffer of memory space ")
+              << space;
+          return signalPassFailure();
+        }
+      }
     }
     OpPassManager eliminate(ModuleOp::getOperationName());
     eliminate.addPass(bufferization::createEmptyTensorEliminationPass());

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace dlc {
@@ -16,36 +17,330 @@ using namespace mlir;
 
 namespace {
 
-/// The new loop order (a list of old loop indices) that puts the loop of the
-/// output's last dimension innermost and reductions just outside it, or
-/// nothing when the op's order is already right or cannot be improved.
+/// How far operand element addresses move, in elements, when loop `d`
+/// steps by one: the map's coefficient of d in each result times that
+/// dimension's stride. Nothing when the memref's strides are unknown or the
+/// map is not linear in d.
+std::optional<int64_t> loopStride(AffineMap map, MemRefType type, unsigned d) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  std::function<std::optional<int64_t>(AffineExpr)> coefficient =
+      [&](AffineExpr e) -> std::optional<int64_t> {
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      return dim.getPosition() == d ? 1 : 0;
+    if (isa<AffineConstantExpr, AffineSymbolExpr>(e))
+      return 0;
+    auto bin = cast<AffineBinaryOpExpr>(e);
+    std::optional<int64_t> l = coefficient(bin.getLHS());
+    std::optional<int64_t> r = coefficient(bin.getRHS());
+    if (!l || !r)
+      return std::nullopt;
+    if (bin.getKind() == AffineExprKind::Add)
+      return *l + *r;
+    if (bin.getKind() == AffineExprKind::Mul) {
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+        return *l * c.getValue();
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+        return *r * c.getValue();
+    }
+    if (*l == 0 && *r == 0)
+      return 0;
+    return std::nullopt; // mod, div or a product of dims involving d
+  };
+  int64_t total = 0;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    std::optional<int64_t> c = coefficient(e);
+    if (!c)
+      return std::nullopt;
+    if (*c == 0)
+      continue;
+    if (ShapedType::isDynamic(strides[i]))
+      return std::nullopt;
+    total += *c * strides[i];
+  }
+  return total;
+}
+
+/// How well loop `d` vectorizes as the innermost loop: +1 for each operand
+/// it walks contiguously or leaves in place (an input hoisted into a
+/// register, an output accumulated in one), -1 for each it walks with a
+/// larger or unknown stride, and a penalty for trip counts too short to
+/// fill vectors. An output left in place counts +1 only for reductions:
+/// there it saves a load and a store per iteration.
+int64_t innermostScore(linalg::LinalgOp op, unsigned d, int64_t trip) {
+  bool reduction =
+      op.getIteratorTypesArray()[d] == utils::IteratorType::reduction;
+  int64_t score = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      continue; // a scalar
+    std::optional<int64_t> stride =
+        loopStride(op.getMatchingIndexingMap(&operand), type, d);
+    bool output = op.isDpsInit(&operand);
+    if (stride && *stride == 1)
+      score += 1;
+    else if (stride && *stride == 0)
+      score += output && reduction ? 1 : 0;
+    else
+      score -= output ? 2 : 1;
+  }
+  if (trip < 4)
+    score -= 8;
+  else if (trip < 16)
+    score -= 2;
+  return score;
+}
+
+/// The new loop order (a list of old loop indices) that puts the loop that
+/// vectorizes best innermost, the other parallel loops outermost and the
+/// remaining reductions in between, or nothing when the op's order is
+/// already right.
 std::optional<SmallVector<unsigned>> loopOrder(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1)
+  if (op.getNumDpsInits() != 1 || op.getNumLoops() < 2)
     return std::nullopt;
-  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (out.getNumResults() == 0)
-    return std::nullopt;
-  auto last = dyn_cast<AffineDimExpr>(out.getResults().back());
-  if (!last)
-    return std::nullopt;
-  unsigned inner = last.getPosition();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (iterators[inner] != utils::IteratorType::parallel)
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  std::optional<unsigned> inner;
+  int64_t best = 0;
+  // Ties go to parallel loops, then to the later loop.
+  for (unsigned pass = 0; pass < 2; ++pass) {
+    auto kind = pass == 0 ? utils::IteratorType::parallel
+                          : utils::IteratorType::reduction;
+    for (unsigned d = 0; d < iterators.size(); ++d) {
+      if (iterators[d] != kind || ShapedType::isDynamic(trips[d]))
+        continue;
+      int64_t score = innermostScore(op, d, trips[d]);
+      if (!inner || score > best ||
+          (score == best && iterators[*inner] == kind && d > *inner)) {
+        inner = d;
+        best = score;
+      }
+    }
+  }
+  if (!inner)
     return std::nullopt;
   SmallVector<unsigned> order;
   for (unsigned i = 0; i < iterators.size(); ++i)
-    if (i != inner && iterators[i] == utils::IteratorType::parallel)
+    if (i != *inner && iterators[i] == utils::IteratorType::parallel)
       order.push_back(i);
   for (unsigned i = 0; i < iterators.size(); ++i)
-    if (iterators[i] == utils::IteratorType::reduction)
+    if (i != *inner && iterators[i] == utils::IteratorType::reduction)
       order.push_back(i);
-  order.push_back(inner);
+  order.push_back(*inner);
   bool identity = true;
   for (auto [i, o] : llvm::enumerate(order))
     identity &= i == o;
   if (identity)
     return std::nullopt;
   return order;
+}
+
+/// Where the dims of `group` appear among `map`'s results: nothing when
+/// they do not appear, their result positions when they appear exactly as
+/// consecutive results in group order, failure otherwise (partly, out of
+/// order, or inside a compound expression like `oh + kh`).
+FailureOr<SmallVector<int64_t>> groupPositions(AffineMap map,
+                                               ArrayRef<int64_t> group) {
+  SmallVector<int64_t> positions;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim) {
+      for (int64_t d : group)
+        if (e.isFunctionOfDim(d))
+          return failure();
+      continue;
+    }
+    const int64_t *at = llvm::find(group, dim.getPosition());
+    if (at == group.end())
+      continue;
+    if (at - group.begin() != static_cast<int64_t>(positions.size()) ||
+        (!positions.empty() && positions.back() != static_cast<int64_t>(i) - 1))
+      return failure();
+    positions.push_back(i);
+  }
+  if (!positions.empty() && positions.size() != group.size())
+    return failure();
+  return positions;
+}
+
+/// Merges runs of adjacent loops of one kind that every operand walks as
+/// one contiguous block (a 1x1 convolution's oh and ow, a global pool's
+/// window), so that the innermost loop is long enough to vectorize.
+/// Operands are collapsed with memref.collapse_shape where their strides
+/// allow it; the merged loops' indices are recovered by division.
+linalg::GenericOp collapseLoops(IRRewriter &rewriter, linalg::GenericOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  if (llvm::any_of(trips, ShapedType::isDynamic))
+    return op;
+  auto reassociationFor = [&](OpOperand &operand, ArrayRef<int64_t> group,
+                              ReassociationIndices &dims) -> bool {
+    FailureOr<SmallVector<int64_t>> at =
+        groupPositions(op.getMatchingIndexingMap(&operand), group);
+    if (failed(at))
+      return false;
+    dims.assign(at->begin(), at->end());
+    return true;
+  };
+  auto legal = [&](ArrayRef<int64_t> group) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      ReassociationIndices dims;
+      if (!reassociationFor(operand, group, dims))
+        return false;
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (dims.empty() || !type)
+        continue;
+      SmallVector<ReassociationIndices> reassociation;
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        if (i == dims.front())
+          reassociation.push_back(dims);
+        else if (!llvm::is_contained(dims, i))
+          reassociation.push_back({i});
+      if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type,
+                                                            reassociation))
+        return false;
+    }
+    return true;
+  };
+
+  // Greedy runs of adjacent loops of one kind.
+  SmallVector<SmallVector<int64_t>> groups;
+  for (unsigned d = 0; d < iterators.size();) {
+    SmallVector<int64_t> group = {static_cast<int64_t>(d)};
+    unsigned next = d + 1;
+    while (next < iterators.size() && iterators[next] == iterators[d]) {
+      SmallVector<int64_t> wider = group;
+      wider.push_back(next);
+      if (!legal(wider))
+        break;
+      group = wider;
+      ++next;
+    }
+    groups.push_back(group);
+    d = next;
+  }
+  if (groups.size() == iterators.size())
+    return op;
+
+  MLIRContext *ctx = op.getContext();
+  SmallVector<int64_t> groupOf(iterators.size());
+  SmallVector<AffineExpr> replacements(iterators.size());
+  SmallVector<utils::IteratorType> newIterators;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    for (int64_t d : group) {
+      groupOf[d] = g;
+      replacements[d] = getAffineDimExpr(g, ctx);
+    }
+    newIterators.push_back(iterators[group.front()]);
+  }
+
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> newMaps;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    // Map results: each merged group's results become one.
+    SmallVector<AffineExpr> results;
+    SmallVector<ReassociationIndices> reassociation;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (dim && groups[groupOf[dim.getPosition()]].size() > 1 &&
+          groups[groupOf[dim.getPosition()]].front() != dim.getPosition()) {
+        reassociation.back().push_back(i);
+        continue;
+      }
+      results.push_back(e.replaceDims(replacements));
+      reassociation.push_back({static_cast<int64_t>(i)});
+    }
+    newMaps.push_back(AffineMap::get(groups.size(), 0, results, ctx));
+    Value value = operand.get();
+    if (results.size() != map.getNumResults())
+      value =
+          memref::CollapseShapeOp::create(rewriter, loc, value, reassociation);
+    operands.push_back(value);
+  }
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange(),
+      ArrayRef<Value>(operands).take_front(op.getNumDpsInputs()),
+      ArrayRef<Value>(operands).drop_front(op.getNumDpsInputs()), newMaps,
+      newIterators);
+  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
+                              generic.getRegion().end());
+  SmallVector<linalg::IndexOp> indices;
+  generic.getRegion().walk([&](linalg::IndexOp i) { indices.push_back(i); });
+  for (linalg::IndexOp i : indices) {
+    rewriter.setInsertionPoint(i);
+    ArrayRef<int64_t> group = groups[groupOf[i.getDim()]];
+    Value merged = linalg::IndexOp::create(rewriter, loc, groupOf[i.getDim()]);
+    // Index of dim d in the merged loop: (merged / inner) % size(d).
+    int64_t inner = 1;
+    for (int64_t d : group)
+      if (d > static_cast<int64_t>(i.getDim()))
+        inner *= trips[d];
+    Value v = merged;
+    if (inner != 1)
+      v = arith::DivUIOp::create(
+          rewriter, loc, v,
+          arith::ConstantIndexOp::create(rewriter, loc, inner));
+    if (group.front() != static_cast<int64_t>(i.getDim()))
+      v = arith::RemUIOp::create(
+          rewriter, loc, v,
+          arith::ConstantIndexOp::create(rewriter, loc, trips[i.getDim()]));
+    rewriter.replaceOp(i, v);
+  }
+  rewriter.eraseOp(op);
+  return generic;
+}
+
+/// Removes loops of trip count 1 (a 1x1 kernel's window, a batch of one)
+/// by putting index 0 in their place in every map, so that the loops around
+/// them can be merged. Operands keep their shapes.
+linalg::GenericOp dropUnitLoops(IRRewriter &rewriter, linalg::GenericOp op) {
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  MLIRContext *ctx = op.getContext();
+  SmallVector<AffineExpr> replacements;
+  SmallVector<utils::IteratorType> kept;
+  SmallVector<int64_t> newIndex;
+  for (auto [d, trip] : llvm::enumerate(trips)) {
+    if (trip == 1) {
+      replacements.push_back(getAffineConstantExpr(0, ctx));
+      newIndex.push_back(-1);
+      continue;
+    }
+    newIndex.push_back(kept.size());
+    replacements.push_back(getAffineDimExpr(kept.size(), ctx));
+    kept.push_back(iterators[d]);
+  }
+  if (kept.size() == trips.size() || kept.empty())
+    return op;
+  SmallVector<AffineMap> maps;
+  for (AffineMap map : op.getIndexingMapsArray())
+    maps.push_back(simplifyAffineMap(
+        map.replaceDimsAndSymbols(replacements, {}, kept.size(), 0)));
+  rewriter.setInsertionPoint(op);
+  auto generic = linalg::GenericOp::create(
+      rewriter, op.getLoc(), op->getResultTypes(), op.getDpsInputs(),
+      op.getDpsInits(), maps, kept);
+  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
+                              generic.getRegion().end());
+  SmallVector<linalg::IndexOp> indices;
+  generic.getRegion().walk([&](linalg::IndexOp i) { indices.push_back(i); });
+  for (linalg::IndexOp i : indices) {
+    rewriter.setInsertionPoint(i);
+    int64_t to = newIndex[i.getDim()];
+    if (to < 0)
+      rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(i, 0);
+    else
+      rewriter.replaceOpWithNewOp<linalg::IndexOp>(i, to);
+  }
+  rewriter.eraseOp(op);
+  return generic;
 }
 
 /// Floating-point add/mul in kernels may be contracted into FMAs; in bodies
@@ -72,18 +367,21 @@ struct CPULoopOrderPass : public dlc::impl::CPULoopOrderBase<CPULoopOrderPass> {
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
       setFastMath(op);
-      std::optional<SmallVector<unsigned>> order = loopOrder(op);
-      if (!order)
-        continue;
-      rewriter.setInsertionPoint(op);
       auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
       if (!generic) {
+        rewriter.setInsertionPoint(op);
         FailureOr<linalg::GenericOp> g =
             linalg::generalizeNamedOp(rewriter, op);
         if (failed(g))
           continue; // ops without a region builder keep their order
         generic = *g;
       }
+      generic = dropUnitLoops(rewriter, generic);
+      generic = collapseLoops(rewriter, generic);
+      std::optional<SmallVector<unsigned>> order = loopOrder(generic);
+      if (!order)
+        continue;
+      rewriter.setInsertionPoint(generic);
       (void)linalg::interchangeGenericOp(rewriter, generic, *order);
     }
   }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/Transforms/WideIntEmulationConverter.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -26,6 +27,23 @@ namespace dlc {
 using namespace mlir;
 
 namespace {
+
+/// Upstream converts memref.alloc but not memref.alloca (private arrays of
+/// kernels, like TopK's index buffers).
+struct EmulateAlloca : public OpConversionPattern<memref::AllocaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(memref::AllocaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = getTypeConverter()->convertType<MemRefType>(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported memref type");
+    rewriter.replaceOpWithNewOp<memref::AllocaOp>(
+        op, type, adaptor.getDynamicSizes(), adaptor.getSymbolOperands(),
+        op.getAlignmentAttr());
+    return success();
+  }
+};
 
 struct EmulateWideIntPass
     : public dlc::impl::EmulateWideIntBase<EmulateWideIntPass> {
@@ -47,6 +65,7 @@ struct EmulateWideIntPass
     RewritePatternSet patterns(ctx);
     arith::populateArithWideIntEmulationPatterns(converter, patterns);
     memref::populateMemRefWideIntEmulationPatterns(converter, patterns);
+    patterns.add<EmulateAlloca>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<gpu::GPUFuncOp>(patterns,
                                                                      converter);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

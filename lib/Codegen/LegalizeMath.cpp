@@ -30,10 +30,29 @@ struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
   }
 };
 
+/// math.trunc has no SPIR-V (GLSL) counterpart: floor for x >= 0, ceil
+/// below, which every target has.
+struct ExpandTrunc : public OpRewritePattern<math::TruncOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::TruncOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getZeroAttr(x.getType()));
+    Value negative = arith::CmpFOp::create(rewriter, loc,
+                                           arith::CmpFPredicate::OLT, x, zero);
+    Value up = math::CeilOp::create(rewriter, loc, x);
+    Value down = math::FloorOp::create(rewriter, loc, x);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, up, down);
+    return success();
+  }
+};
+
 struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandRemF>(&getContext());
+    patterns.add<ExpandRemF, ExpandTrunc>(&getContext());
     auto all = [](StringRef) { return true; };
     populateMathF32ExpansionPatterns(patterns, all);
     math::populateExpansionPatterns(patterns);

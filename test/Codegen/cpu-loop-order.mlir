@@ -1,7 +1,8 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-loop-order | FileCheck %s
 
-// matmul becomes i-k-j: the output's last dim (j) innermost, the reduction
-// (k) just outside it; the accumulation is marked contract + reassoc.
+// matmul becomes i-k-j: j walks C and B with stride 1, so it goes innermost
+// and the reduction k just outside it; the accumulation may contract and
+// reassociate.
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -16,11 +17,58 @@ func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32
 
 // -----
 
-// An elementwise op already in order keeps its loops; its arithmetic may
-// contract but not reassociate.
+// With B transposed (Gemm transB=1) j would walk B with stride 64; k walks
+// both inputs contiguously and keeps C[i, j] in a register, so the
+// reduction stays innermost.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @matmul_transposed
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]}
+#ma = affine_map<(i, j, k) -> (i, k)>
+#mb = affine_map<(i, j, k) -> (j, k)>
+#mc = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul_transposed(%a: memref<2x64xf32>, %b: memref<16x64xf32>, %c: memref<2x16xf32>) {
+  linalg.generic {indexing_maps = [#ma, #mb, #mc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x64xf32>, memref<16x64xf32>) outs(%c : memref<2x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A 1x1 convolution at 7x7: the unit batch and window loops disappear and
+// oh, ow merge into one loop of 49 over collapsed buffers, which goes
+// innermost (f, c, p).
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (0, d1, d2)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, 0, 0)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (0, d0, d2)>
+// CHECK-LABEL: func.func @conv1x1
+// CHECK-DAG: %[[I:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<1x8x7x7xf32> into memref<1x8x49xf32>
+// CHECK-DAG: %[[O:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<1x16x7x7xf32> into memref<1x16x49xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[I]], %{{.*}} : memref<1x8x49xf32>, memref<16x8x1x1xf32>) outs(%[[O]] : memref<1x16x49xf32>)
+func.func @conv1x1(%x: memref<1x8x7x7xf32>, %w: memref<16x8x1x1xf32>, %y: memref<1x16x7x7xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : memref<1x8x7x7xf32>, memref<16x8x1x1xf32>) outs(%y : memref<1x16x7x7xf32>)
+  return
+}
+
+// -----
+
+// Merged loops keep their indices: linalg.index of a merged dim becomes a
+// division of the merged index. Elementwise arithmetic may contract but
+// not reassociate.
 // CHECK-LABEL: func.func @elementwise
 // CHECK: linalg.generic
-// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: iterator_types = ["parallel"]
+// CHECK-SAME: memref<32xf32>
+// CHECK: %[[P:.*]] = linalg.index 0 : index
+// CHECK: arith.divui %[[P]], %{{.*}} : index
 // CHECK: arith.mulf {{.*}} fastmath<contract>
 // CHECK: arith.addf {{.*}} fastmath<contract>
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -28,7 +76,10 @@ func.func @elementwise(%a: memref<4x8xf32>, %c: memref<4x8xf32>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%a : memref<4x8xf32>) outs(%c : memref<4x8xf32>) {
   ^bb0(%x: f32, %y: f32):
-    %m = arith.mulf %x, %x : f32
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %fi = arith.sitofp %ii : i32 to f32
+    %m = arith.mulf %x, %fi : f32
     %s = arith.addf %m, %y : f32
     linalg.yield %s : f32
   }
@@ -37,7 +88,8 @@ func.func @elementwise(%a: memref<4x8xf32>, %c: memref<4x8xf32>) {
 
 // -----
 
-// A transposing copy walks the output's last dim innermost.
+// A transposing copy cannot merge its loops; the loop that walks the output
+// with stride 1 goes innermost.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @transpose

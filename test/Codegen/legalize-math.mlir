@@ -7,6 +7,7 @@
 // CHECK-NOT: math.tanh
 // CHECK-NOT: math.exp
 // CHECK-NOT: arith.remf
+// CHECK-NOT: math.trunc
 // CHECK-NOT: math.sinh
 // CHECK: return
 func.func @math(%x: f32, %y: f32, %h: f16) -> (f32, f32, f32, f32, f32, f16) {

@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" --canonicalize | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
 
 // The result op is split along its outer parallel loops into 8 workgroups
 // (8 divides 16), and the matmul producer is fused into the loop body.
@@ -61,4 +62,28 @@ func.func @row_reduction(%x: tensor<6x10xf32>) -> tensor<6x10xf32> attributes {d
 func.func @concat(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<5xf32> attributes {dlc.kernel} {
   %c = tensor.concat dim(0) %a, %b : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
   return %c : tensor<5xf32>
+}
+
+// -----
+
+// GPU tiling: a tensor.pad becomes an elementwise gather (index minus the
+// low padding, in bounds or the padding value), which tiles to threads
+// without the scf.if that tiling a pad produces.
+// CHECK-LABEL: func.func @pad_gpu
+// GPU-LABEL: func.func @pad_gpu
+// GPU-NOT: tensor.pad
+// GPU: scf.forall
+// GPU: linalg.generic
+// GPU: arith.subi
+// GPU: arith.cmpi slt
+// GPU: tensor.extract
+// GPU: arith.select
+// GPU-NOT: scf.if
+func.func @pad_gpu(%a: tensor<4x4xf32>) -> tensor<6x6xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %a low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x4xf32> to tensor<6x6xf32>
+  return %p : tensor<6x6xf32>
 }

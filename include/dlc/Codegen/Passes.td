@@ -100,17 +100,23 @@ def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
 }
 
 def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
-  let summary = "CPU kernels: put a contiguous parallel loop innermost";
+  let summary = "CPU kernels: choose the loop that vectorizes as the innermost";
   let description = [{
-    Before linalg ops become loops, reorders each op's loops so that the
-    innermost one walks the last dimension of its output (stride 1 in the
-    output, and in practice in the inputs), with reduction loops just
-    outside it: matmul becomes i-k-j, convolutions n-f-oh-c-kh-kw-ow. The
-    innermost loop is then a dependence-free elementwise loop that LLVM's
-    loop vectorizer turns into SIMD code. Each output element still
-    accumulates its reduction in the original order. Also marks floating
-    point arithmetic in kernels `contract` (fused multiply-add), and
-    reductions `reassoc` so that a reduction left innermost vectorizes.
+    Before linalg ops become loops, reshapes each op's loop nest for LLVM's
+    loop vectorizer. Loops of trip count 1 go away (a 1x1 kernel window, a
+    batch of one); runs of adjacent loops that every operand walks as one
+    contiguous block merge into one loop over collapsed buffers (a 1x1
+    convolution's oh and ow, a global pool's window). Then a cost model
+    scores every loop as the innermost one from the operands' actual
+    strides: +1 per operand it walks with stride 1, +1 for an output a
+    reduction keeps in a register, -1 per operand walked with a larger
+    stride (-2 for outputs), less for short trip counts. The best loop goes
+    innermost, the other parallel loops outermost and the remaining
+    reductions in between: matmul becomes i-k-j, a matmul with transposed B
+    keeps k innermost. Each output element still accumulates its reduction
+    in the original order unless the reduction is innermost. Floating point
+    arithmetic in kernels is marked `contract` (fused multiply-add), and in
+    reductions `reassoc` so that an innermost reduction vectorizes.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];

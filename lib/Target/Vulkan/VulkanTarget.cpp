@@ -17,6 +17,7 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
@@ -65,6 +66,49 @@ spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
   return cast<spirv::TargetEnvAttr>(parseAttribute(text, ctx));
 }
 
+/// Element types the target cannot hold in a buffer or register get a
+/// clear error naming the kernel and the feature, rather than a failed
+/// conversion or silently reinterpreted bytes.
+LogicalResult checkElementTypes(ModuleOp module,
+                                const dlc::TargetDescription &target) {
+  WalkResult walk = module.walk([&](gpu::GPUFuncOp func) -> WalkResult {
+    WalkResult inner = func.walk([&](Operation *op) -> WalkResult {
+      auto check = [&](Type t) -> LogicalResult {
+        if (auto shaped = dyn_cast<ShapedType>(t))
+          t = shaped.getElementType();
+        if (t.isF64())
+          return op->emitError("kernel '")
+                 << func.getName()
+                 << "' computes in f64: Vulkan targets have no 64-bit floats "
+                    "(mobile GPUs lack the Float64 capability); convert the "
+                    "model to f32";
+        if (t.isBF16())
+          return op->emitError("kernel '")
+                 << func.getName()
+                 << "' uses bf16, which SPIR-V for Vulkan does not have";
+        if (t.isF16() && !target.hasFloat16)
+          return op->emitError("kernel '")
+                 << func.getName()
+                 << "' uses f16, which needs the target feature +fp16 "
+                    "(e.g. --target=vulkan:+fp16, for devices with "
+                    "shaderFloat16 and storageBuffer16BitAccess)";
+        return success();
+      };
+      for (Type t : op->getResultTypes())
+        if (failed(check(t)))
+          return WalkResult::interrupt();
+      for (Region &r : op->getRegions())
+        for (Block &b : r)
+          for (BlockArgument a : b.getArguments())
+            if (failed(check(a.getType())))
+              return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return inner;
+  });
+  return failure(walk.wasInterrupted());
+}
+
 } // namespace
 
 LogicalResult dlc::compileVulkanKernels(ModuleOp module,
@@ -90,6 +134,25 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
 
+  if (failed(checkElementTypes(module, target)))
+    return failure();
+  // A stack buffer bufferization left in the default memory space is a
+  // copy of an input that the kernel's threads update in place together
+  // (ScatterND, ScatterElements): it would have to be shared by every
+  // thread of the grid, which a kernel-local buffer cannot be.
+  WalkResult shared = module.walk([&](memref::AllocaOp alloca) {
+    if (alloca.getType().getMemorySpace())
+      return WalkResult::advance();
+    auto func = alloca->getParentOfType<gpu::GPUFuncOp>();
+    alloca.emitError("kernel '")
+        << (func ? func.getName() : StringRef("?"))
+        << "' updates a copy of an input in place from all its threads (as "
+           "ScatterND and ScatterElements do); GPU targets do not support "
+           "that yet";
+    return WalkResult::interrupt();
+  });
+  if (shared.wasInterrupted())
+    return failure();
   spirv::TargetEnvAttr env = targetEnv(ctx, target);
   module.walk([&](gpu::GPUModuleOp m) {
     m->setAttr(spirv::getTargetEnvAttrName(), env);

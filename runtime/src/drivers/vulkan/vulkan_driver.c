@@ -975,11 +975,20 @@ static dlc_status_t dlc_vk_create_sets(dlc_vk_session_t *s,
         infos[j].range = 4;
         continue;
       }
-      infos[j].buffer = t->storage == DLCX_STORAGE_ARENA
-                            ? s->arena.buffer
-                            : model->constants.buffer;
-      infos[j].offset = t->offset;
-      infos[j].range = t->size;
+      {
+        const dlc_vk_buffer_t *b = t->storage == DLCX_STORAGE_ARENA
+                                       ? &s->arena
+                                       : &model->constants;
+        /* Kernels without 8/16-bit storage read such tensors as whole
+         * 32-bit words: the range covers the last, partial word (buffers
+         * are sized in words and tensors start word-aligned). */
+        VkDeviceSize range = (t->size + 3) / 4 * 4;
+        if (t->offset + range > b->size)
+          range = b->size - t->offset;
+        infos[j].buffer = b->buffer;
+        infos[j].offset = t->offset;
+        infos[j].range = range;
+      }
     }
     memset(&write, 0, sizeof(write));
     write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
