@@ -190,7 +190,19 @@ def write_expectations(path, results, old):
         f.write("\n".join(lines) + "\n")
 
 
-def write_report(path, results, tests, targets, command):
+def reason_class(status, msg):
+    """A failure message without its specifics: what a reader can count."""
+    msg = re.sub(r"node '[^']*'", "node", msg)
+    msg = re.sub(r"kernel '[^']*'", "kernel", msg)
+    msg = re.sub(r"'[^']*'", "'...'", msg) if status != "compile-error" \
+        else msg
+    msg = re.sub(r"MISMATCH: .*", "MISMATCH", msg)
+    msg = re.sub(r"opset \d+", "opset N", msg)
+    msg = re.sub(r"0x[0-9a-f]+", "", msg)
+    return "%s: %s" % (status, msg[:150])
+
+
+def write_report(path, results, tests, excluded, targets, command):
     fam_counts = collections.defaultdict(lambda: collections.Counter())
     for (target, name), (status, _) in results.items():
         fam = tests[name]["family"]
@@ -233,9 +245,43 @@ def write_report(path, results, tests, targets, command):
                  "inputs, which an ahead-of-time compiler with static shapes "
                  "must know." % bound)
     lines.append("")
+    fp16 = sum(1 for (t, _), (s, m) in results.items()
+               if s == "pass" and m.startswith("with +fp16"))
+    if fp16:
+        lines.append("")
+        lines.append("%d Vulkan passes are tests of f16 operators, compiled "
+                     "for `vulkan:+fp16` (f16 arithmetic and 16-bit storage "
+                     "are an opt-in device feature; lavapipe has it). "
+                     "Without it dlc rejects f16 kernels with an error "
+                     "naming the feature." % fp16)
+    lines.append("")
     by_status = collections.Counter(s for s, _ in results.values())
     lines.append("Statuses over all targets: " + ", ".join(
         "%s %d" % kv for kv in sorted(by_status.items())) + ".")
+    for t in targets:
+        classes = collections.Counter()
+        examples = {}
+        for (tt, name), (status, msg) in sorted(results.items()):
+            if tt != t or status == "pass":
+                continue
+            c = reason_class(status, msg)
+            classes[c] += 1
+            examples.setdefault(c, name)
+        lines += ["", "## Failures on %s, by reason" % t, "",
+                  "| tests | reason | e.g. |", "|---|---|---|"]
+        for c, n in classes.most_common():
+            lines.append("| %d | %s | %s |" % (
+                n, c.replace("|", "\\|"), examples[c]))
+    ops = collections.Counter()
+    for name, node_ops in excluded.items():
+        for op in set(node_ops):
+            if op not in OP_FAMILY:
+                ops[op] += 1
+    lines += ["", "## Out of scope", "",
+              "%d node tests use an operator outside the frontend issue's "
+              "list and are not run. The operators (tests using each):" %
+              len(excluded), "",
+              ", ".join("%s (%d)" % kv for kv in sorted(ops.items())) + "."]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -269,6 +315,7 @@ def main():
     targets = [t for t in args.targets.split(",") if t]
 
     tests = {}
+    excluded = {}
     pattern = re.compile(args.filter) if args.filter else None
     for name in sorted(os.listdir(args.data_dir)):
         if pattern and not pattern.search(name):
@@ -279,6 +326,7 @@ def main():
         ops = load_test(path)[0]
         fam = test_family(ops)
         if fam is None:
+            excluded[name] = ops
             continue
         tests[name] = {"family": fam, "ops": ops}
 
@@ -323,7 +371,7 @@ def main():
             merged[k] = (v[0], v[1])
         write_expectations(args.expectations, merged, expected)
     if args.report:
-        write_report(args.report, results, tests, targets,
+        write_report(args.report, results, tests, excluded, targets,
                      "scripts/node_tests.py --targets %s --report %s" %
                      (args.targets, os.path.relpath(args.report, ROOT)))
 

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -185,13 +186,19 @@ LogicalResult padToGather(IRRewriter &rewriter, tensor::PadOp pad) {
   auto srcType = dyn_cast<RankedTensorType>(pad.getSourceType());
   if (!type || !srcType || !type.hasStaticShape() || !srcType.hasStaticShape())
     return failure();
-  Value padValue = pad.getConstantPaddingValue();
-  if (!padValue)
-    return failure(); // a padding value that depends on the index
+  // The padding value may be computed in the pad's body (an element of an
+  // input), but not from the index.
+  Block &body = pad.getRegion().front();
+  if (llvm::any_of(body.getArguments(),
+                   [](BlockArgument a) { return !a.use_empty(); }))
+    return failure();
   Location loc = pad.getLoc();
   rewriter.setInsertionPoint(pad);
-  if (padValue.getParentRegion() == &pad.getRegion())
-    padValue = rewriter.clone(*padValue.getDefiningOp())->getResult(0);
+  IRMapping cloned;
+  for (Operation &op : body.without_terminator())
+    rewriter.clone(op, cloned);
+  Value padValue = cloned.lookupOrDefault(
+      cast<tensor::YieldOp>(body.getTerminator()).getValue());
   SmallVector<OpFoldResult> low = pad.getMixedLowPad();
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                         type.getElementType());

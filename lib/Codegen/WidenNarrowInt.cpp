@@ -120,6 +120,20 @@ struct WidenExtension : public OpRewritePattern<OpTy> {
   }
 };
 
+/// max/min of booleans (ReduceMax over bool): SPIR-V's UMax/UMin take no
+/// i1, and they are or/and (signed: true is -1, so the other way round).
+template <typename OpTy, typename ToOp>
+struct BooleanMinMax : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getType().isInteger(1))
+      return failure();
+    rewriter.replaceOpWithNewOp<ToOp>(op, op.getLhs(), op.getRhs());
+    return success();
+  }
+};
+
 struct WidenNarrowIntPass
     : public dlc::impl::WidenNarrowIntBase<WidenNarrowIntPass> {
   void runOnOperation() override {
@@ -138,7 +152,11 @@ struct WidenNarrowIntPass
         WidenToFloat<arith::UIToFPOp, true>,
         WidenToFloat<arith::SIToFPOp, false>, WidenFromFloat<arith::FPToUIOp>,
         WidenFromFloat<arith::FPToSIOp>, WidenExtension<arith::ExtUIOp, true>,
-        WidenExtension<arith::ExtSIOp, false>>(ctx);
+        WidenExtension<arith::ExtSIOp, false>,
+        BooleanMinMax<arith::MaxUIOp, arith::OrIOp>,
+        BooleanMinMax<arith::MinUIOp, arith::AndIOp>,
+        BooleanMinMax<arith::MaxSIOp, arith::AndIOp>,
+        BooleanMinMax<arith::MinSIOp, arith::OrIOp>>(ctx);
     // No folding: trunci(extui(x)) folds back into the narrow-to-narrow
     // extension this pass splits.
     GreedyRewriteConfig config;

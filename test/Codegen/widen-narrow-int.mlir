@@ -42,3 +42,17 @@ func.func @conversions(%a: i8, %f: f32, %x: i32) -> (i16, i64, i8, i32) {
   %3 = arith.addi %x, %x : i32
   return %0, %1, %2, %3 : i16, i64, i8, i32
 }
+
+// Boolean max/min are or/and (signed: the other way round).
+// CHECK-LABEL: func.func @booleans
+// CHECK: arith.ori
+// CHECK: arith.andi
+// CHECK: arith.andi
+// CHECK: arith.ori
+func.func @booleans(%a: i1, %b: i1) -> (i1, i1, i1, i1) {
+  %0 = arith.maxui %a, %b : i1
+  %1 = arith.minui %a, %b : i1
+  %2 = arith.maxsi %a, %b : i1
+  %3 = arith.minsi %a, %b : i1
+  return %0, %1, %2, %3 : i1, i1, i1, i1
+}

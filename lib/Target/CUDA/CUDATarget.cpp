@@ -113,13 +113,17 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
   Location loc = module.getLoc();
   if (failed(runKernelTilingPipeline(module, target, out.kernels)))
     return failure();
+  // A model whose outputs need no kernel (empty tensors, pure reshapes of
+  // constants) has no PTX module.
+  if (out.kernels.empty())
+    return success();
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   pm.addPass(createGPUOutlineKernels());
   std::string pipeline =
       "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
-      "canonicalize, cse, dlc-legalize-math, canonicalize, "
+      "lower-affine, canonicalize, cse, dlc-legalize-math, canonicalize, "
       "gpu.module(convert-scf-to-cf, "
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, "
       "cse, reconcile-unrealized-casts), "

@@ -976,9 +976,8 @@ static dlc_status_t dlc_vk_create_sets(dlc_vk_session_t *s,
         continue;
       }
       {
-        const dlc_vk_buffer_t *b = t->storage == DLCX_STORAGE_ARENA
-                                       ? &s->arena
-                                       : &model->constants;
+        const dlc_vk_buffer_t *b =
+            t->storage == DLCX_STORAGE_ARENA ? &s->arena : &model->constants;
         /* Kernels without 8/16-bit storage read such tensors as whole
          * 32-bit words: the range covers the last, partial word (buffers
          * are sized in words and tensors start word-aligned). */
