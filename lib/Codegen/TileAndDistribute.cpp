@@ -276,9 +276,14 @@ LogicalResult tileKernel(func::FuncOp kernel,
       return rootOp->emitError("kernel loop extents must be static");
     extents.push_back(*size);
   }
-  // A loop of zero trips (a reduction over an empty dim): nothing to split,
-  // and upstream tiling does not expect it.
-  if (llvm::is_contained(extents, 0)) {
+  // A loop of zero trips anywhere in the kernel (a reduction over an empty
+  // dim): upstream tiling and fusion do not expect it, and such kernels
+  // are tiny.
+  bool emptyLoop = llvm::is_contained(extents, 0);
+  kernel.walk([&](linalg::LinalgOp op) {
+    emptyLoop |= llvm::is_contained(op.getStaticLoopRanges(), 0);
+  });
+  if (emptyLoop) {
     record({}, {});
     return success();
   }

@@ -266,8 +266,16 @@ LogicalResult DispatchFormer::buildRegion(Group &g) {
   // Everything the group reads from outside, in first-use order.
   llvm::SetVector<Value> inputs;
   llvm::SetVector<Operation *> clones;
+  // Empty tensors read from outside carry no data: the kernel makes its own
+  // (a buffer of zero bytes is no kernel argument any target can take).
+  llvm::SetVector<Value> empties;
   for (Operation *op : g.ops) {
     auto visit = [&](Value v) {
+      if (auto t = dyn_cast<RankedTensorType>(v.getType());
+          t && t.hasStaticShape() && t.getNumElements() == 0) {
+        empties.insert(v);
+        return;
+      }
       Operation *def = v.getDefiningOp();
       // Values defined by group members (or inside them) stay internal.
       if (def &&
@@ -306,6 +314,11 @@ LogicalResult DispatchFormer::buildRegion(Group &g) {
   for (Value v : inputs)
     map.map(v, body->addArgument(v.getType(), v.getLoc()));
   OpBuilder inner = OpBuilder::atBlockEnd(body);
+  for (Value v : empties) {
+    auto t = cast<RankedTensorType>(v.getType());
+    map.map(v, tensor::EmptyOp::create(inner, v.getLoc(), t.getShape(),
+                                       t.getElementType()));
+  }
   for (Operation *c : clones)
     inner.clone(*c, map);
   for (Operation *op : g.ops)
