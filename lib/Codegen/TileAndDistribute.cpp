@@ -238,6 +238,71 @@ LogicalResult padToGather(IRRewriter &rewriter, tensor::PadOp pad) {
   return success();
 }
 
+/// Rewrites a tensor.concat as an elementwise gather: each output element
+/// reads every input at its index clamped into that input and keeps the one
+/// whose range along the concatenated dim holds it. A concat is not
+/// tileable; as a gather it spreads over threads like any elementwise op
+/// (one GPU thread copying a whole tensor is slow, and lavapipe stops long
+/// single invocations).
+LogicalResult concatToGather(IRRewriter &rewriter, tensor::ConcatOp concat) {
+  auto type = dyn_cast<RankedTensorType>(concat.getResultType());
+  if (!type || !type.hasStaticShape())
+    return failure();
+  SmallVector<int64_t> begins;
+  int64_t dim = concat.getDim(), at = 0;
+  for (Value input : concat.getInputs()) {
+    auto t = dyn_cast<RankedTensorType>(input.getType());
+    if (!t || !t.hasStaticShape())
+      return failure();
+    begins.push_back(at);
+    at += t.getDimSize(dim);
+  }
+  Location loc = concat.getLoc();
+  rewriter.setInsertionPoint(concat);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  int64_t rank = type.getRank();
+  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
+      ArrayRef<AffineMap>{id}, parallel,
+      [&](OpBuilder &b, Location l, ValueRange) {
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < rank; ++d)
+          indices.push_back(linalg::IndexOp::create(b, l, d));
+        Value i = indices[dim];
+        Value result;
+        for (auto [k, input] : llvm::enumerate(concat.getInputs())) {
+          auto t = cast<RankedTensorType>(input.getType());
+          if (t.getDimSize(dim) == 0)
+            continue;
+          // Index into this input, clamped into [0, size).
+          Value begin = arith::ConstantIndexOp::create(b, l, begins[k]);
+          Value last =
+              arith::ConstantIndexOp::create(b, l, t.getDimSize(dim) - 1);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value local = arith::SubIOp::create(b, l, i, begin);
+          local = arith::MaxSIOp::create(b, l, local, zero);
+          local = arith::MinSIOp::create(b, l, local, last);
+          SmallVector<Value> at = indices;
+          at[dim] = local;
+          Value v = tensor::ExtractOp::create(b, l, input, at);
+          if (!result) {
+            result = v;
+            continue;
+          }
+          Value inside =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, begin);
+          result = arith::SelectOp::create(b, l, inside, v, result);
+        }
+        linalg::YieldOp::create(b, l, result);
+      });
+  rewriter.replaceOp(concat, generic.getResult(0));
+  return success();
+}
+
 LogicalResult tileKernel(func::FuncOp kernel,
                          const dlc::TileAndDistributeOptions &options) {
   Builder b(kernel.getContext());
@@ -247,6 +312,10 @@ LogicalResult tileKernel(func::FuncOp kernel,
     IRRewriter rewriter(kernel.getContext());
     for (tensor::PadOp pad : pads)
       (void)padToGather(rewriter, pad);
+    SmallVector<tensor::ConcatOp> concats;
+    kernel.walk([&](tensor::ConcatOp c) { concats.push_back(c); });
+    for (tensor::ConcatOp c : concats)
+      (void)concatToGather(rewriter, c);
   }
   auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
   auto record = [&](ArrayRef<int64_t> grid, ArrayRef<int64_t> wgSize) {

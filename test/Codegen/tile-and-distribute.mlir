@@ -87,3 +87,23 @@ func.func @pad_gpu(%a: tensor<4x4xf32>) -> tensor<6x6xf32> attributes {dlc.kerne
   } : tensor<4x4xf32> to tensor<6x6xf32>
   return %p : tensor<6x6xf32>
 }
+
+// -----
+
+// GPU tiling: a tensor.concat becomes an elementwise gather that reads each
+// input at a clamped index and selects by the concatenated dim's index.
+// CHECK-LABEL: func.func @concat_gpu
+// GPU-LABEL: func.func @concat_gpu
+// GPU-NOT: tensor.concat
+// GPU: scf.forall
+// GPU: linalg.generic
+// GPU: arith.maxsi
+// GPU: arith.minsi
+// GPU: tensor.extract
+// GPU: tensor.extract
+// GPU: arith.cmpi sge
+// GPU: arith.select
+func.func @concat_gpu(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> attributes {dlc.kernel} {
+  %c = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %c : tensor<2x8xf32>
+}
