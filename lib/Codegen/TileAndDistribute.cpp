@@ -2,6 +2,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -108,6 +109,9 @@ TilingPlan planGPU(ArrayRef<utils::IteratorType> iterators,
         extents[i] > 1)
       dims.push_back(i);
   int64_t threadsLeft = maxThreads;
+  // Thread loops are mapped x, y, z in order over the dims that have more
+  // than one thread, so the workgroup size lists only those.
+  unsigned slot = 0;
   for (auto [k, d] : llvm::enumerate(dims)) {
     int64_t threads = 1;
     if (k < 2)
@@ -116,9 +120,10 @@ TilingPlan planGPU(ArrayRef<utils::IteratorType> iterators,
                                             : threadsLeft);
     threadsLeft /= threads;
     plan.workgroupTiles[d] = threads;
-    if (threads > 1)
+    if (threads > 1) {
       plan.threadTiles[d] = 1;
-    plan.workgroupSize[k] = threads;
+      plan.workgroupSize[slot++] = threads;
+    }
   }
   for (unsigned i = 0; i < n; ++i)
     if (plan.workgroupTiles[i])
@@ -158,22 +163,78 @@ FailureOr<Operation *> tileAndFuse(IRRewriter &rewriter, TilingInterface op,
   return result->tiledAndFusedOps.front();
 }
 
-/// Whether an indexing map walks some operand backwards (a negative
-/// coefficient, as reversed slices have): tiling computes operand slices
-/// from the tile's first index, which is wrong for such maps.
-bool hasDecreasingMap(func::FuncOp kernel) {
-  bool found = false;
-  kernel.walk([&](linalg::LinalgOp op) {
-    for (AffineMap map : op.getIndexingMapsArray())
-      for (AffineExpr e : map.getResults())
-        e.walk([&](AffineExpr sub) {
-          if (auto mul = dyn_cast<AffineBinaryOpExpr>(sub))
-            if (mul.getKind() == AffineExprKind::Mul)
-              if (auto c = dyn_cast<AffineConstantExpr>(mul.getRHS()))
-                found |= c.getValue() < 0;
-        });
-  });
-  return found;
+/// Whether tiling computes `map`'s operand slices wrongly: tiling offsets
+/// an operand by the map of the tile's first index and keeps the map for
+/// the tile, which is only right when map(a + b) = map(a) + map(b) -
+/// map(0). Divisions (nearest upsampling) and negative strides (reversed
+/// slices) break that.
+bool tilesWrongly(AffineMap map) {
+  bool wrong = false;
+  for (AffineExpr e : map.getResults())
+    e.walk([&](AffineExpr sub) {
+      switch (sub.getKind()) {
+      case AffineExprKind::FloorDiv:
+      case AffineExprKind::CeilDiv:
+      case AffineExprKind::Mod:
+        wrong = true;
+        break;
+      case AffineExprKind::Mul:
+        if (auto c = dyn_cast<AffineConstantExpr>(
+                cast<AffineBinaryOpExpr>(sub).getRHS()))
+          wrong |= c.getValue() < 0;
+        break;
+      default:
+        break;
+      }
+    });
+  return wrong;
+}
+
+/// Turns the inputs of `op` that tilesWrongly into gathers: the body reads
+/// them with tensor.extract at the map applied to the loop indices, which
+/// tiling keeps absolute.
+void inputsToGathers(IRRewriter &rewriter, linalg::GenericOp op) {
+  SmallVector<unsigned> gathered;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (isa<RankedTensorType>(input->get().getType()) &&
+        tilesWrongly(op.getMatchingIndexingMap(input)))
+      gathered.push_back(input->getOperandNumber());
+  if (gathered.empty())
+    return;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!llvm::is_contained(gathered, input->getOperandNumber())) {
+      inputs.push_back(input->get());
+      maps.push_back(op.getMatchingIndexingMap(input));
+    }
+  for (OpOperand &init : op.getDpsInitsMutable())
+    maps.push_back(op.getMatchingIndexingMap(&init));
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto generic = linalg::GenericOp::create(rewriter, loc, op->getResultTypes(),
+                                           inputs, op.getDpsInits(), maps,
+                                           op.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
+                              generic.getRegion().end());
+  Block &body = generic.getRegion().front();
+  rewriter.setInsertionPointToStart(&body);
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<Value> indices;
+  for (unsigned d = 0; d < numLoops; ++d)
+    indices.push_back(linalg::IndexOp::create(rewriter, loc, d));
+  for (unsigned n : llvm::reverse(gathered)) {
+    OpOperand &operand = op->getOpOperand(n);
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<Value> at;
+    for (AffineExpr e : map.getResults())
+      at.push_back(affine::AffineApplyOp::create(
+          rewriter, loc, AffineMap::get(numLoops, 0, e), indices));
+    Value v = tensor::ExtractOp::create(rewriter, loc, operand.get(), at);
+    body.getArgument(n).replaceAllUsesWith(v);
+    body.eraseArgument(n);
+  }
+  rewriter.replaceOp(op, generic->getResults());
 }
 
 /// Rewrites a tensor.pad as an elementwise gather: each output element
@@ -303,9 +364,119 @@ LogicalResult concatToGather(IRRewriter &rewriter, tensor::ConcatOp concat) {
   return success();
 }
 
+/// Rewrites a kernel-result tensor.extract_slice as a gather over its
+/// result (slices are not tileable: one GPU thread would copy them whole).
+LogicalResult extractSliceToGather(IRRewriter &rewriter,
+                                   tensor::ExtractSliceOp slice) {
+  RankedTensorType type = slice.getResultType();
+  if (!type.hasStaticShape())
+    return failure();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  Location loc = slice.getLoc();
+  rewriter.setInsertionPoint(slice);
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  int64_t rank = type.getRank();
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
+      ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange) {
+        SmallVector<Value> at;
+        int64_t r = 0;
+        for (unsigned d = 0; d < offsets.size(); ++d) {
+          Value offset = getValueOrCreateConstantIndexOp(b, l, offsets[d]);
+          if (dropped.test(d)) {
+            at.push_back(offset);
+            continue;
+          }
+          Value i = linalg::IndexOp::create(b, l, r++);
+          Value stride = getValueOrCreateConstantIndexOp(b, l, strides[d]);
+          at.push_back(arith::AddIOp::create(
+              b, l, offset, arith::MulIOp::create(b, l, i, stride)));
+        }
+        linalg::YieldOp::create(
+            b, l,
+            tensor::ExtractOp::create(b, l, slice.getSource(), at).getResult());
+      });
+  rewriter.replaceOp(slice, generic.getResult(0));
+  return success();
+}
+
+/// Rewrites a kernel-result tensor.insert_slice as a gather over the
+/// destination: elements in the slice's window read the source, the others
+/// the destination (which stays a tiled operand).
+LogicalResult insertSliceToGather(IRRewriter &rewriter,
+                                  tensor::InsertSliceOp slice) {
+  RankedTensorType type = slice.getDestType();
+  RankedTensorType sourceType = slice.getSourceType();
+  if (!type.hasStaticShape() || !sourceType.hasStaticShape())
+    return failure();
+  std::optional<llvm::SmallDenseSet<unsigned>> dropped =
+      computeRankReductionMask(slice.getStaticSizes(), sourceType.getShape());
+  if (!dropped)
+    return failure();
+  Location loc = slice.getLoc();
+  rewriter.setInsertionPoint(slice);
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> strides = slice.getMixedStrides();
+  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  int64_t rank = type.getRank();
+  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, ValueRange{slice.getDest()},
+      ValueRange{empty}, ArrayRef<AffineMap>{id, id},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value zero = arith::ConstantIndexOp::create(b, l, 0);
+        Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = linalg::IndexOp::create(b, l, d);
+          Value offset = getValueOrCreateConstantIndexOp(b, l, offsets[d]);
+          Value stride = getValueOrCreateConstantIndexOp(b, l, strides[d]);
+          Value rel = arith::SubIOp::create(b, l, i, offset);
+          Value q = arith::DivSIOp::create(b, l, rel, stride);
+          Value ok = arith::AndIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, rel, zero),
+              arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::slt, q,
+                  arith::ConstantIndexOp::create(b, l, sizes[d])));
+          ok = arith::AndIOp::create(
+              b, l, ok,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                    arith::RemSIOp::create(b, l, rel, stride),
+                                    zero));
+          inside = arith::AndIOp::create(b, l, inside, ok);
+          if (!dropped->contains(d))
+            at.push_back(q);
+        }
+        for (Value &v : at)
+          v = arith::SelectOp::create(b, l, inside, v, zero);
+        Value v = tensor::ExtractOp::create(b, l, slice.getSource(), at);
+        linalg::YieldOp::create(
+            b, l,
+            arith::SelectOp::create(b, l, inside, v, args[0]).getResult());
+      });
+  rewriter.replaceOp(slice, generic.getResult(0));
+  return success();
+}
+
 LogicalResult tileKernel(func::FuncOp kernel,
                          const dlc::TileAndDistributeOptions &options) {
   Builder b(kernel.getContext());
+  {
+    SmallVector<linalg::GenericOp> generics;
+    kernel.walk([&](linalg::GenericOp g) { generics.push_back(g); });
+    IRRewriter rewriter(kernel.getContext());
+    for (linalg::GenericOp g : generics)
+      inputsToGathers(rewriter, g);
+  }
   if (options.maxThreads > 0) {
     SmallVector<tensor::PadOp> pads;
     kernel.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
@@ -316,6 +487,15 @@ LogicalResult tileKernel(func::FuncOp kernel,
     kernel.walk([&](tensor::ConcatOp c) { concats.push_back(c); });
     for (tensor::ConcatOp c : concats)
       (void)concatToGather(rewriter, c);
+    // Slices that are the kernel's result.
+    auto result =
+        cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+    for (Value v : result.getOperands()) {
+      if (auto e = v.getDefiningOp<tensor::ExtractSliceOp>())
+        (void)extractSliceToGather(rewriter, e);
+      else if (auto i = v.getDefiningOp<tensor::InsertSliceOp>())
+        (void)insertSliceToGather(rewriter, i);
+    }
   }
   auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
   auto record = [&](ArrayRef<int64_t> grid, ArrayRef<int64_t> wgSize) {
@@ -329,8 +509,7 @@ LogicalResult tileKernel(func::FuncOp kernel,
   Operation *rootOp =
       ret.getNumOperands() ? ret.getOperand(0).getDefiningOp() : nullptr;
   auto root = dyn_cast_or_null<TilingInterface>(rootOp);
-  if (!root || rootOp->getParentOp() != kernel.getOperation() ||
-      hasDecreasingMap(kernel)) {
+  if (!root || rootOp->getParentOp() != kernel.getOperation()) {
     record({}, {});
     return success();
   }
@@ -362,6 +541,12 @@ LogicalResult tileKernel(func::FuncOp kernel,
           ? planGPU(iterators, extents, reduced, options.maxThreads)
           : planCPU(iterators, extents, reduced, options.targetWorkgroups,
                     options.minWork);
+  // On GPUs one thread for the whole kernel is the worst plan: splitting
+  // reduced loops after all costs recomputation (or none, when the other
+  // reduction runs over different dims, as global pooling's does).
+  if (options.maxThreads > 0 && plan.grid.empty() && reduced.any())
+    plan = planGPU(iterators, extents, llvm::SmallBitVector(reduced.size()),
+                   options.maxThreads);
   if (plan.grid.empty()) {
     record({}, {});
     return success();

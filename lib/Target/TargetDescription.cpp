@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -42,6 +43,10 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest) {
   t.vectorBits = triple.getArch() == llvm::Triple::x86_64 ? 256 : 128;
   if (triple.getArch() == llvm::Triple::x86_64 && t.cpu == "generic")
     t.vectorBits = 128;
+  // The host's own CPU: AVX-512 doubles the registers and their width.
+  if (rest.empty() && triple.getArch() == llvm::Triple::x86_64 &&
+      llvm::sys::getHostCPUFeatures().lookup("avx512f"))
+    t.vectorBits = 512;
   t.hasFloat16 = true;
   t.hasInt64 = true;
   t.maxWorkgroupSize = 1;

@@ -19,3 +19,17 @@ func.func @math(%x: f32, %y: f32, %h: f16) -> (f32, f32, f32, f32, f32, f16) {
   %5 = math.exp %h : f16
   return %0, %1, %2, %3, %4, %5 : f32, f32, f32, f32, f32, f16
 }
+
+// Integer powers: a loop over the exponent's bits, and the negative
+// exponent cases by select.
+// CHECK-LABEL: func.func @ipowi
+// CHECK-NOT: math.ipowi
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.muli
+// CHECK: arith.shrui
+// CHECK: arith.cmpi slt
+// CHECK: return
+func.func @ipowi(%b: i32, %e: i32) -> i32 {
+  %0 = math.ipowi %b, %e : i32
+  return %0 : i32
+}

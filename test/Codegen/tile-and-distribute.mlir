@@ -107,3 +107,46 @@ func.func @concat_gpu(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf3
   %c = tensor.concat dim(1) %a, %b : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
   return %c : tensor<2x8xf32>
 }
+
+// -----
+
+// An input read through a division (nearest upsampling) becomes a gather
+// before tiling, on every target: tiling would offset it by the division of
+// the tile's first index and then divide again inside the tile.
+// CHECK-LABEL: func.func @upsample
+// CHECK: scf.forall
+// CHECK: linalg.generic
+// CHECK-SAME: outs(
+// CHECK: linalg.index 2
+// CHECK: affine.apply #{{.*}}(%{{.*}})
+// CHECK: tensor.extract %{{.*}}[
+// GPU-LABEL: func.func @upsample
+// GPU: tensor.extract
+#up_in = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 2)>
+#up_out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @upsample(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x16x16xf32> attributes {dlc.kernel} {
+  %e = tensor.empty() : tensor<1x4x16x16xf32>
+  %u = linalg.generic {indexing_maps = [#up_in, #up_out], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x4x8x8xf32>) outs(%e : tensor<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x4x16x16xf32>
+  return %u : tensor<1x4x16x16xf32>
+}
+
+// -----
+
+// GPU tiling: a kernel whose result is a slice becomes a gather, and the
+// workgroup size lists only dims with more than one thread, in the x, y, z
+// order the thread loop is mapped (197 is prime: one thread along it).
+// CHECK-LABEL: func.func @slice_gpu
+// GPU-LABEL: func.func @slice_gpu
+// GPU-SAME: dlc.workgroup_size = array<i64: 64, 1, 1>
+// GPU-NOT: tensor.extract_slice %arg0
+// GPU: scf.forall
+// GPU: linalg.generic
+// GPU: tensor.extract %arg0
+// GPU: {mapping = [#gpu.thread<x>]}
+func.func @slice_gpu(%a: tensor<3x64x197xf32>) -> tensor<64x197xf32> attributes {dlc.kernel} {
+  %s = tensor.extract_slice %a[1, 0, 0] [1, 64, 197] [1, 1, 1] : tensor<3x64x197xf32> to tensor<64x197xf32>
+  return %s : tensor<64x197xf32>
+}

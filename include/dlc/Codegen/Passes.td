@@ -73,10 +73,12 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     Kernels must not depend on a math library (embedded targets have none,
     and GPUs differ in what they offer), so transcendental functions become
     polynomial approximations and arithmetic, computed in f32 for f16/bf16.
-    `arith.remf` becomes `x - trunc(x / y) * y`.
+    `arith.remf` becomes `x - trunc(x / y) * y`, `math.trunc` a floor or
+    ceil by sign, and `math.ipowi` a loop over the exponent's bits.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect"];
 }
 
@@ -119,6 +121,31 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
     reductions `reassoc` so that an innermost reduction vectorizes.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
+  let summary = "CPU kernels: register-tiled SIMD loops for f32 contractions";
+  let description = [{
+    For linalg.generic ops computing out[.., f, .., p] += a[.., c, .., p] *
+    b[.., f, .., c] in f32 on buffers (matmul; 1x1 convolutions once
+    dlc-cpu-loop-order merged their rows and columns), writes the loop nest
+    itself: blocks of rows x (2 SIMD vectors) of the output stay in vector
+    registers for the whole reduction over c; each step loads two vectors of
+    `a`, broadcasts `rows` scalars of `b` and issues fused multiply-adds.
+    The output is then loaded and stored once per block instead of once per
+    multiply-add. Columns past the last full block get one narrower block
+    whose last vector is masked; rows past the last full block run the
+    original op on subviews. Ops that do not fit the pattern are left alone.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "SIMD register width in bits (512: 8 rows per block, else 4)">,
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];
 }
 

@@ -155,11 +155,15 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
     return failure();
   lower.addPass(createCPULowerWorkgroups());
   lower.addPass(createCPULoopOrder());
+  CPURegisterTileOptions registerTile;
+  registerTile.vectorBits = target.vectorBits;
+  lower.addPass(createCPURegisterTile(registerTile));
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops), lower-affine, "
           "dlc-legalize-math, convert-math-to-funcs, canonicalize, cse, "
           "convert-scf-to-cf, expand-strided-metadata, lower-affine, "
-          "finalize-memref-to-llvm, convert-math-to-llvm, "
+          "convert-vector-to-llvm, finalize-memref-to-llvm, "
+          "convert-math-to-llvm, "
           "convert-arith-to-llvm, convert-index-to-llvm, "
           "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
           "convert-cf-to-llvm, reconcile-unrealized-casts, "

@@ -114,3 +114,29 @@ func.func @outputs(%a: tensor<2x4xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %c = tensor.collapse_shape %a [[0, 1]] : tensor<2x4xf32> into tensor<8xf32>
   return %c, %c : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A nearest-neighbour upsample reads its producer through a division: it
+// does not join the convolution's kernel (neighbouring tiles would
+// recompute the same conv outputs).
+// CHECK-LABEL: func @upsample_not_fused
+// CHECK: %[[C:.*]] = dlc.dispatch
+// CHECK:   linalg.conv_2d_nchw_fchw
+// CHECK:   dlc.yield
+// CHECK: dlc.dispatch(%[[C]])
+// CHECK:   linalg.generic
+#up_in = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3 floordiv 2)>
+#up_out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @upsample_not_fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) outs(%f : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x4x16x16xf32>
+  %u = linalg.generic {indexing_maps = [#up_in, #up_out], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x4x8x8xf32>) outs(%e2 : tensor<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x4x16x16xf32>
+  return %u : tensor<1x4x16x16xf32>
+}

@@ -80,6 +80,24 @@ bool isElementwise(Operation *op) {
   return linalgOp && isAllParallel(linalgOp) && classify(op) == OpKind::Cheap;
 }
 
+/// Whether `map` reads operand elements without dividing loop indices (a
+/// nearest-neighbour upsample reads each element from several neighbouring
+/// points). Fusing a producer through such a map makes neighbouring tiles
+/// (GPU threads) recompute, and write, the same producer elements. A
+/// broadcast (a reduction's result read along the reduced dims) is fine:
+/// tiling keeps reduced dims whole.
+bool readsWithoutDivision(AffineMap map) {
+  return llvm::none_of(map.getResults(), [](AffineExpr e) {
+    bool division = false;
+    e.walk([&](AffineExpr sub) {
+      division |= sub.getKind() == AffineExprKind::FloorDiv ||
+                  sub.getKind() == AffineExprKind::CeilDiv ||
+                  sub.getKind() == AffineExprKind::Mod;
+    });
+    return division;
+  });
+}
+
 struct Group {
   SmallVector<Operation *> ops; ///< kept sorted in program order at the end
   Operation *output = nullptr;
@@ -175,9 +193,12 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
       continue;
     // Prefer the producer defined last: the others are plain inputs.
     Operation *best = nullptr;
-    for (Value operand : op->getOperands()) {
-      Operation *producer = operand.getDefiningOp();
+    for (OpOperand &use : op->getOpOperands()) {
+      Operation *producer = use.get().getDefiningOp();
       if (!producer || !inGroup(producer) || !fusable(producer))
+        continue;
+      if (!readsWithoutDivision(
+              cast<linalg::LinalgOp>(op).getMatchingIndexingMap(&use)))
         continue;
       Group &pg = groupOf(producer);
       if (pg.output != producer || producer->getNumResults() != 1 ||

@@ -1,0 +1,332 @@
+//===- CPURegisterTile.cpp - the dlc-cpu-register-tile pass ---------------===//
+//
+// LLVM's loop vectorizer turns the innermost loop of a contraction into SIMD
+// code but keeps the output in memory: every multiply-add loads and stores
+// it. This pass writes the register-tiled loop nest itself for f32
+// contractions out[.., f, .., p] += a[.., c, .., p] * b[.., f, .., c]
+// (matmul, 1x1 convolutions after dlc-cpu-loop-order merged their rows and
+// columns): a block of `rows` x `vectors` SIMD accumulators stays in
+// registers for the whole reduction, each step loading `vectors` vectors of
+// `a`, broadcasting `rows` scalars of `b` and issuing rows x vectors fused
+// multiply-adds. Columns past the last full block get one narrower block
+// whose last vector is masked; rows past the last full block and ops the
+// pattern does not fit keep the scalar loops (which LLVM vectorizes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Codegen/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_CPUREGISTERTILE
+#include "dlc/Codegen/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// The roles of a contraction's loops and operands.
+struct Contraction {
+  unsigned a = 0, b = 0;        ///< input operand numbers
+  unsigned f = 0, p = 0, c = 0; ///< row, column (vector) and reduction loop
+  SmallVector<unsigned> outer;  ///< other parallel loops
+};
+
+/// Whether `e` uses loop `d`.
+bool uses(AffineMap map, unsigned d) {
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(d); });
+}
+
+/// Whether the last result of `map` is exactly loop `d` over a memref whose
+/// innermost stride is 1 (what vector.load needs).
+bool contiguousIn(AffineMap map, Value operand, unsigned d) {
+  auto type = dyn_cast<MemRefType>(operand.getType());
+  if (!type || map.getNumResults() == 0)
+    return false;
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!last || last.getPosition() != d)
+    return false;
+  for (AffineExpr e : map.getResults().drop_back())
+    if (e.isFunctionOfDim(d))
+      return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// Matches out += a * b in f32 with one reduction loop, and assigns roles.
+std::optional<Contraction> match(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
+    return std::nullopt;
+  if (!isa<MemRefType>(op.getDpsInitOperand(0)->get().getType()))
+    return std::nullopt;
+  auto outType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  if (!outType.getElementType().isF32())
+    return std::nullopt;
+  // Body: yield(addf(out, mulf(in0, in1))), in any operand order.
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 3)
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul || !((mul.getLhs() == body.getArgument(0) &&
+                 mul.getRhs() == body.getArgument(1)) ||
+                (mul.getLhs() == body.getArgument(1) &&
+                 mul.getRhs() == body.getArgument(0))))
+    return std::nullopt;
+
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  if (llvm::any_of(trips, ShapedType::isDynamic))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Value out = op.getDpsInitOperand(0)->get();
+  Contraction k;
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::reduction)
+      k.c = d;
+  if (uses(maps[2], k.c))
+    return std::nullopt;
+  // p: contiguous in the output and in one input (a), absent from the other
+  // (b); f: in the output and b, absent from a.
+  for (unsigned ai = 0; ai < 2; ++ai) {
+    unsigned bi = 1 - ai;
+    std::optional<unsigned> p, f;
+    for (unsigned d = 0; d < iterators.size(); ++d) {
+      if (iterators[d] != utils::IteratorType::parallel)
+        continue;
+      if (contiguousIn(maps[2], out, d) &&
+          contiguousIn(maps[ai], op.getDpsInputs()[ai], d) &&
+          !uses(maps[bi], d))
+        p = d;
+      else if (uses(maps[2], d) && uses(maps[bi], d) && !uses(maps[ai], d))
+        f = d;
+    }
+    if (!p || !f || !uses(maps[ai], k.c) || !uses(maps[bi], k.c))
+      continue;
+    k.a = ai;
+    k.b = bi;
+    k.p = *p;
+    k.f = *f;
+    for (unsigned d = 0; d < iterators.size(); ++d)
+      if (d != k.p && d != k.f && d != k.c)
+        k.outer.push_back(d);
+    // f and p appear only as plain map results: the remainders restrict
+    // them through subviews.
+    for (AffineMap map : maps)
+      for (AffineExpr e : map.getResults())
+        if (!isa<AffineDimExpr>(e) &&
+            (e.isFunctionOfDim(k.f) || e.isFunctionOfDim(k.p)))
+          return std::nullopt;
+    return k;
+  }
+  return std::nullopt;
+}
+
+struct CPURegisterTilePass
+    : public dlc::impl::CPURegisterTileBase<CPURegisterTilePass> {
+  using Base::Base;
+
+  /// The indices of `operand` at loop values `ivs`.
+  SmallVector<Value> indices(OpBuilder &b, Location loc, AffineMap map,
+                             ArrayRef<Value> ivs) {
+    SmallVector<Value> result;
+    for (AffineExpr e : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+        result.push_back(ivs[dim.getPosition()]);
+        continue;
+      }
+      if (auto cst = dyn_cast<AffineConstantExpr>(e)) {
+        result.push_back(
+            arith::ConstantIndexOp::create(b, loc, cst.getValue()));
+        continue;
+      }
+      AffineMap single = AffineMap::get(map.getNumDims(), 0, e);
+      result.push_back(affine::AffineApplyOp::create(b, loc, single, ivs));
+    }
+    return result;
+  }
+
+  /// A copy of `op` over loop ranges [begin, begin + size), through
+  /// subviews of its operands (the restricted loops appear in the maps only
+  /// as plain results).
+  void cloneRestricted(linalg::GenericOp op, ArrayRef<int64_t> begin,
+                       ArrayRef<int64_t> size) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    SmallVector<int64_t> trips = op.getStaticLoopRanges();
+    SmallVector<Value> operands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto type = cast<MemRefType>(operand.get().getType());
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (auto [r, e] : llvm::enumerate(map.getResults())) {
+        int64_t offset = 0, extent = type.getDimSize(r);
+        if (auto dim = dyn_cast<AffineDimExpr>(e))
+          if (size[dim.getPosition()] != trips[dim.getPosition()]) {
+            offset = begin[dim.getPosition()];
+            extent = size[dim.getPosition()];
+          }
+        offsets.push_back(b.getIndexAttr(offset));
+        sizes.push_back(b.getIndexAttr(extent));
+        strides.push_back(b.getIndexAttr(1));
+      }
+      operands.push_back(memref::SubViewOp::create(b, loc, operand.get(),
+                                                   offsets, sizes, strides));
+    }
+    Operation *clone = b.clone(*op.getOperation());
+    clone->setOperands(operands);
+  }
+
+  LogicalResult tile(linalg::GenericOp op, const Contraction &k) {
+    SmallVector<int64_t> trips = op.getStaticLoopRanges();
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    int64_t vectors = 2;
+    int64_t rows = vectorBits >= 512 ? 8 : 4;
+    int64_t block = lanes * vectors;
+    int64_t fullCols = trips[k.p] / block * block;
+    int64_t fullRows = trips[k.f] / rows * rows;
+    if (fullRows == 0 || trips[k.c] == 0)
+      return failure();
+
+    IRRewriter rewriter(op.getContext());
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    Value a = op.getDpsInputs()[k.a], b = op.getDpsInputs()[k.b];
+    Value out = op.getDpsInitOperand(0)->get();
+    auto cst = [&](OpBuilder &bld, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(bld, loc, v);
+    };
+    VectorType vecType = VectorType::get({lanes}, rewriter.getF32Type());
+    unsigned numLoops = trips.size();
+
+    // Nested loops over the outer dims, rows blocks, column blocks.
+    SmallVector<Value> ivs(numLoops);
+    OpBuilder bld = rewriter;
+    SmallVector<scf::ForOp> loops;
+    auto loop = [&](int64_t lb, int64_t ub, int64_t step) {
+      auto f = scf::ForOp::create(bld, loc, cst(bld, lb), cst(bld, ub),
+                                  cst(bld, step));
+      bld.setInsertionPoint(f.getBody()->getTerminator());
+      loops.push_back(f);
+      return f.getInductionVar();
+    };
+    for (unsigned d : k.outer)
+      ivs[d] = loop(0, trips[d], 1);
+    Value f0 = loop(0, fullRows, rows);
+
+    // One block of rows x n vectors at column p0; the last vector covers
+    // only `lastLanes` columns (masked loads and stores) when below `lanes`.
+    auto emitBlock = [&](OpBuilder &at, Value p0, int64_t n,
+                         int64_t lastLanes) {
+      Value mask;
+      if (lastLanes < lanes)
+        mask = vector::CreateMaskOp::create(
+            at, loc, VectorType::get({lanes}, at.getI1Type()),
+            ValueRange{cst(at, lastLanes)});
+      Value zero = arith::ConstantOp::create(
+          at, loc, DenseElementsAttr::get(vecType, at.getF32FloatAttr(0)));
+      auto load = [&](OpBuilder &bb, Value memref, ValueRange idx,
+                      bool last) -> Value {
+        if (last && mask)
+          return vector::MaskedLoadOp::create(bb, loc, vecType, memref, idx,
+                                              mask, zero);
+        return vector::LoadOp::create(bb, loc, vecType, memref, idx);
+      };
+      SmallVector<Value> accs;
+      SmallVector<SmallVector<Value>> outIdx;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          ivs[k.f] = arith::AddIOp::create(at, loc, f0, cst(at, i));
+          ivs[k.p] = arith::AddIOp::create(at, loc, p0, cst(at, j * lanes));
+          ivs[k.c] = cst(at, 0);
+          outIdx.push_back(indices(at, loc, maps[2], ivs));
+          accs.push_back(load(at, out, outIdx.back(), j == n - 1));
+        }
+      auto reduction = scf::ForOp::create(
+          at, loc, cst(at, 0), cst(at, trips[k.c]), cst(at, 1), accs);
+      OpBuilder in = OpBuilder::atBlockBegin(reduction.getBody());
+      ivs[k.c] = reduction.getInductionVar();
+      SmallVector<Value> avec;
+      for (int64_t j = 0; j < n; ++j) {
+        ivs[k.f] = cst(in, 0);
+        ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, j * lanes));
+        avec.push_back(
+            load(in, a, indices(in, loc, maps[k.a], ivs), j == n - 1));
+      }
+      SmallVector<Value> next;
+      for (int64_t i = 0; i < rows; ++i) {
+        ivs[k.f] = arith::AddIOp::create(in, loc, f0, cst(in, i));
+        ivs[k.p] = cst(in, 0);
+        Value s = memref::LoadOp::create(in, loc, b,
+                                         indices(in, loc, maps[k.b], ivs));
+        Value bv = vector::BroadcastOp::create(in, loc, vecType, s);
+        for (int64_t j = 0; j < n; ++j)
+          next.push_back(vector::FMAOp::create(
+              in, loc, avec[j], bv, reduction.getRegionIterArgs()[i * n + j]));
+      }
+      scf::YieldOp::create(in, loc, next);
+      at.setInsertionPointAfter(reduction);
+      for (auto [j, r] : llvm::enumerate(reduction.getResults())) {
+        bool last = static_cast<int64_t>(j % n) == n - 1;
+        if (last && mask)
+          vector::MaskedStoreOp::create(at, loc, out, outIdx[j], mask, r);
+        else
+          vector::StoreOp::create(at, loc, r, out, outIdx[j]);
+      }
+    };
+
+    // Full column blocks, then one narrower block for the rest.
+    if (fullCols > 0) {
+      OpBuilder outer = bld;
+      Value p0 = loop(0, fullCols, block);
+      emitBlock(bld, p0, vectors, lanes);
+      bld = outer;
+    }
+    if (int64_t rest = trips[k.p] - fullCols) {
+      int64_t n = (rest + lanes - 1) / lanes;
+      emitBlock(bld, cst(bld, fullCols), n, rest - (n - 1) * lanes);
+    }
+
+    // Rows past the last full block keep the original op, on subviews.
+    SmallVector<int64_t> begin(numLoops, 0), size(trips);
+    if (fullRows != trips[k.f]) {
+      begin[k.f] = fullRows;
+      size[k.f] = trips[k.f] - fullRows;
+      cloneRestricted(op, begin, size);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, Contraction>> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<Contraction> k = match(op))
+        work.push_back({op, *k});
+    });
+    for (auto &[op, k] : work)
+      (void)tile(op, k);
+  }
+};
+
+} // namespace

@@ -1,0 +1,73 @@
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256" | FileCheck %s
+
+// C[6x37] += A[6x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
+// vectors (16 columns) keep 8 accumulators in registers through the k loop;
+// the last 5 columns get a block of one masked vector; rows 4 and 5 run
+// the original op on subviews.
+// CHECK-LABEL: func.func @matmul
+// CHECK: scf.for %[[F:.*]] = %c0{{.*}} to %c4{{.*}} step %c4
+// CHECK:   scf.for %[[P:.*]] = %c0{{.*}} to %c32{{.*}} step %c16
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<6x37xf32>, vector<8xf32>
+// CHECK:     %[[R:.*]]:8 = scf.for {{.*}} iter_args
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x37xf32>, vector<8xf32>
+// CHECK:       memref.load %{{.*}} : memref<6x16xf32>
+// CHECK:       vector.broadcast
+// CHECK-COUNT-2: vector.fma
+// CHECK:       scf.yield
+// CHECK-COUNT-8: vector.store
+// CHECK:   vector.create_mask %c5
+// CHECK:   vector.maskedload
+// CHECK:   scf.for
+// CHECK:   vector.maskedstore
+// CHECK: memref.subview %{{.*}}[4, 0] [2, 16] [1, 1]
+// CHECK: memref.subview %{{.*}}[4, 0] [2, 37] [1, 1]
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+#ma = affine_map<(i, j, k) -> (i, k)>
+#mb = affine_map<(i, j, k) -> (k, j)>
+#mc = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul(%a: memref<6x16xf32>, %b: memref<16x37xf32>, %c: memref<6x37xf32>) {
+  linalg.generic {indexing_maps = [#ma, #mb, #mc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<6x16xf32>, memref<16x37xf32>) outs(%c : memref<6x37xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not a contraction of that shape (B is walked by the column loop with a
+// stride): left alone. Nor is integer arithmetic.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func @integer
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+#ta = affine_map<(i, j, k) -> (i, k)>
+#tb = affine_map<(i, j, k) -> (j, k)>
+#tc = affine_map<(i, j, k) -> (i, j)>
+#ib = affine_map<(i, j, k) -> (k, j)>
+func.func @transposed(%a: memref<8x16xf32>, %b: memref<32x16xf32>, %c: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [#ta, #tb, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xf32>, memref<32x16xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @integer(%a: memref<8x16xi32>, %b: memref<16x32xi32>, %c: memref<8x32xi32>) {
+  linalg.generic {indexing_maps = [#ta, #ib, #tc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xi32>, memref<16x32xi32>) outs(%c : memref<8x32xi32>) {
+  ^bb0(%x: i32, %y: i32, %z: i32):
+    %m = arith.muli %x, %y : i32
+    %s = arith.addi %z, %m : i32
+    linalg.yield %s : i32
+  }
+  return
+}
