@@ -3,11 +3,12 @@
 // LLVM's loop vectorizer turns the innermost loop of a contraction into SIMD
 // code but keeps the output in memory: every multiply-add loads and stores
 // it. This pass writes the register-tiled loop nest itself for f32
-// contractions out[.., f, .., p] += a[.., c, .., p] * b[.., f, .., c]
-// (matmul, 1x1 convolutions after dlc-cpu-loop-order merged their rows and
-// columns): a block of `rows` x `vectors` SIMD accumulators stays in
-// registers for the whole reduction, each step loading `vectors` vectors of
-// `a`, broadcasting `rows` scalars of `b` and issuing rows x vectors fused
+// contractions out[.., f, .., p] += a[.., p + .., ..] * b[.., f, ..]
+// (matmul, stride-1 convolutions including depthwise ones, 1x1 convolutions
+// after dlc-cpu-loop-order merged their rows and columns): a block of
+// `rows` x `vectors` SIMD accumulators stays in registers through all
+// reduction loops, each step loading `vectors` vectors of `a`, broadcasting
+// `rows` scalars of `b` and issuing rows x vectors fused
 // multiply-adds. Columns past the last full block get one narrower block
 // whose last vector is masked; rows past the last full block and ops the
 // pattern does not fit keep the scalar loops (which LLVM vectorizes).
@@ -35,9 +36,11 @@ namespace {
 
 /// The roles of a contraction's loops and operands.
 struct Contraction {
-  unsigned a = 0, b = 0;        ///< input operand numbers
-  unsigned f = 0, p = 0, c = 0; ///< row, column (vector) and reduction loop
-  SmallVector<unsigned> outer;  ///< other parallel loops
+  unsigned a = 0, b = 0;            ///< input operand numbers
+  std::optional<unsigned> f;        ///< row loop (absent: one row)
+  unsigned p = 0;                   ///< column (vector) loop
+  SmallVector<unsigned> reductions; ///< reduction loops, outermost first
+  SmallVector<unsigned> outer;      ///< other parallel loops
 };
 
 /// Whether `e` uses loop `d`.
@@ -46,15 +49,43 @@ bool uses(AffineMap map, unsigned d) {
                       [&](AffineExpr e) { return e.isFunctionOfDim(d); });
 }
 
-/// Whether the last result of `map` is exactly loop `d` over a memref whose
-/// innermost stride is 1 (what vector.load needs).
-bool contiguousIn(AffineMap map, Value operand, unsigned d) {
+/// The coefficient of loop `d` in `e`, when `e` is linear in it.
+std::optional<int64_t> coefficient(AffineExpr e, unsigned d) {
+  if (auto dim = dyn_cast<AffineDimExpr>(e))
+    return dim.getPosition() == d ? 1 : 0;
+  if (isa<AffineConstantExpr, AffineSymbolExpr>(e))
+    return 0;
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> l = coefficient(bin.getLHS(), d);
+  std::optional<int64_t> r = coefficient(bin.getRHS(), d);
+  if (!l || !r)
+    return std::nullopt;
+  if (bin.getKind() == AffineExprKind::Add)
+    return *l + *r;
+  if (bin.getKind() == AffineExprKind::Mul)
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return *l * c.getValue();
+  if (*l == 0 && *r == 0)
+    return 0;
+  return std::nullopt;
+}
+
+/// Whether loop `d` walks `operand` with stride 1: it appears only in the
+/// last result, with coefficient 1 (alone for the output, `ow + kw` for a
+/// convolution's input), over a memref whose innermost stride is 1 (what
+/// vector.load needs).
+bool unitStride(AffineMap map, Value operand, unsigned d, bool exact) {
   auto type = dyn_cast<MemRefType>(operand.getType());
   if (!type || map.getNumResults() == 0)
     return false;
-  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-  if (!last || last.getPosition() != d)
+  AffineExpr last = map.getResults().back();
+  if (exact) {
+    auto dim = dyn_cast<AffineDimExpr>(last);
+    if (!dim || dim.getPosition() != d)
+      return false;
+  } else if (coefficient(last, d) != 1) {
     return false;
+  }
   for (AffineExpr e : map.getResults().drop_back())
     if (e.isFunctionOfDim(d))
       return false;
@@ -64,7 +95,8 @@ bool contiguousIn(AffineMap map, Value operand, unsigned d) {
          strides.back() == 1;
 }
 
-/// Matches out += a * b in f32 with one reduction loop, and assigns roles.
+/// Matches out += a * b in f32 (matmul, 1x1 and depthwise convolutions,
+/// after dlc-cpu-loop-order) and assigns the loops their roles.
 std::optional<Contraction> match(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureBufferSemantics())
@@ -92,8 +124,6 @@ std::optional<Contraction> match(linalg::GenericOp op) {
     return std::nullopt;
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (op.getNumReductionLoops() != 1)
-    return std::nullopt;
   SmallVector<int64_t> trips = op.getStaticLoopRanges();
   if (llvm::any_of(trips, ShapedType::isDynamic))
     return std::nullopt;
@@ -101,41 +131,45 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   Value out = op.getDpsInitOperand(0)->get();
   Contraction k;
   for (unsigned d = 0; d < iterators.size(); ++d)
-    if (iterators[d] == utils::IteratorType::reduction)
-      k.c = d;
-  if (uses(maps[2], k.c))
+    if (iterators[d] == utils::IteratorType::reduction) {
+      if (uses(maps[2], d))
+        return std::nullopt;
+      k.reductions.push_back(d);
+    }
+  if (k.reductions.empty())
     return std::nullopt;
-  // p: contiguous in the output and in one input (a), absent from the other
-  // (b); f: in the output and b, absent from a.
+  // p: stride 1 in the output and in one input (a), absent from the other
+  // (b); f: in the output and b only, and only as a plain map result (the
+  // rows past the last block are restricted through subviews).
   for (unsigned ai = 0; ai < 2; ++ai) {
     unsigned bi = 1 - ai;
+    Value aValue = op.getDpsInputs()[ai];
     std::optional<unsigned> p, f;
     for (unsigned d = 0; d < iterators.size(); ++d) {
       if (iterators[d] != utils::IteratorType::parallel)
         continue;
-      if (contiguousIn(maps[2], out, d) &&
-          contiguousIn(maps[ai], op.getDpsInputs()[ai], d) &&
+      if (unitStride(maps[2], out, d, /*exact=*/true) &&
+          unitStride(maps[ai], aValue, d, /*exact=*/false) &&
           !uses(maps[bi], d))
         p = d;
-      else if (uses(maps[2], d) && uses(maps[bi], d) && !uses(maps[ai], d))
+      else if (uses(maps[2], d) && uses(maps[bi], d) && !uses(maps[ai], d) &&
+               llvm::all_of(maps, [&](AffineMap m) {
+                 return llvm::all_of(m.getResults(), [&](AffineExpr e) {
+                   return isa<AffineDimExpr>(e) || !e.isFunctionOfDim(d);
+                 });
+               }))
         f = d;
     }
-    if (!p || !f || !uses(maps[ai], k.c) || !uses(maps[bi], k.c))
+    if (!p)
       continue;
     k.a = ai;
     k.b = bi;
     k.p = *p;
-    k.f = *f;
+    k.f = f;
     for (unsigned d = 0; d < iterators.size(); ++d)
-      if (d != k.p && d != k.f && d != k.c)
+      if (iterators[d] == utils::IteratorType::parallel && d != k.p &&
+          (!f || d != *f))
         k.outer.push_back(d);
-    // f and p appear only as plain map results: the remainders restrict
-    // them through subviews.
-    for (AffineMap map : maps)
-      for (AffineExpr e : map.getResults())
-        if (!isa<AffineDimExpr>(e) &&
-            (e.isFunctionOfDim(k.f) || e.isFunctionOfDim(k.p)))
-          return std::nullopt;
     return k;
   }
   return std::nullopt;
@@ -200,11 +234,12 @@ struct CPURegisterTilePass
     SmallVector<int64_t> trips = op.getStaticLoopRanges();
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     int64_t vectors = 2;
-    int64_t rows = vectorBits >= 512 ? 8 : 4;
+    int64_t rows = !k.f ? 1 : vectorBits >= 512 ? 8 : 4;
     int64_t block = lanes * vectors;
     int64_t fullCols = trips[k.p] / block * block;
-    int64_t fullRows = trips[k.f] / rows * rows;
-    if (fullRows == 0 || trips[k.c] == 0)
+    int64_t fullRows = k.f ? trips[*k.f] / rows * rows : 1;
+    if (fullRows == 0 ||
+        llvm::any_of(k.reductions, [&](unsigned d) { return trips[d] == 0; }))
       return failure();
 
     IRRewriter rewriter(op.getContext());
@@ -232,7 +267,11 @@ struct CPURegisterTilePass
     };
     for (unsigned d : k.outer)
       ivs[d] = loop(0, trips[d], 1);
-    Value f0 = loop(0, fullRows, rows);
+    Value f0 = k.f ? loop(0, fullRows, rows) : Value();
+    auto row = [&](OpBuilder &at, int64_t i) {
+      if (k.f)
+        ivs[*k.f] = arith::AddIOp::create(at, loc, f0, cst(at, i));
+    };
 
     // One block of rows x n vectors at column p0; the last vector covers
     // only `lastLanes` columns (masked loads and stores) when below `lanes`.
@@ -256,37 +295,51 @@ struct CPURegisterTilePass
       SmallVector<SmallVector<Value>> outIdx;
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < n; ++j) {
-          ivs[k.f] = arith::AddIOp::create(at, loc, f0, cst(at, i));
+          row(at, i);
           ivs[k.p] = arith::AddIOp::create(at, loc, p0, cst(at, j * lanes));
-          ivs[k.c] = cst(at, 0);
+          for (unsigned r : k.reductions)
+            ivs[r] = cst(at, 0);
           outIdx.push_back(indices(at, loc, maps[2], ivs));
           accs.push_back(load(at, out, outIdx.back(), j == n - 1));
         }
-      auto reduction = scf::ForOp::create(
-          at, loc, cst(at, 0), cst(at, trips[k.c]), cst(at, 1), accs);
-      OpBuilder in = OpBuilder::atBlockBegin(reduction.getBody());
-      ivs[k.c] = reduction.getInductionVar();
+      // The reduction loops, nested, carrying the accumulators.
+      SmallVector<scf::ForOp> nest;
+      OpBuilder in = at;
+      ValueRange carried = accs;
+      for (unsigned r : k.reductions) {
+        auto loop = scf::ForOp::create(in, loc, cst(in, 0), cst(in, trips[r]),
+                                       cst(in, 1), carried);
+        ivs[r] = loop.getInductionVar();
+        carried = loop.getRegionIterArgs();
+        nest.push_back(loop);
+        in = OpBuilder::atBlockBegin(loop.getBody());
+      }
       SmallVector<Value> avec;
       for (int64_t j = 0; j < n; ++j) {
-        ivs[k.f] = cst(in, 0);
+        if (k.f)
+          ivs[*k.f] = cst(in, 0);
         ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, j * lanes));
         avec.push_back(
             load(in, a, indices(in, loc, maps[k.a], ivs), j == n - 1));
       }
       SmallVector<Value> next;
       for (int64_t i = 0; i < rows; ++i) {
-        ivs[k.f] = arith::AddIOp::create(in, loc, f0, cst(in, i));
+        row(in, i);
         ivs[k.p] = cst(in, 0);
         Value s = memref::LoadOp::create(in, loc, b,
                                          indices(in, loc, maps[k.b], ivs));
         Value bv = vector::BroadcastOp::create(in, loc, vecType, s);
         for (int64_t j = 0; j < n; ++j)
-          next.push_back(vector::FMAOp::create(
-              in, loc, avec[j], bv, reduction.getRegionIterArgs()[i * n + j]));
+          next.push_back(
+              vector::FMAOp::create(in, loc, avec[j], bv, carried[i * n + j]));
       }
       scf::YieldOp::create(in, loc, next);
-      at.setInsertionPointAfter(reduction);
-      for (auto [j, r] : llvm::enumerate(reduction.getResults())) {
+      for (size_t l = nest.size() - 1; l > 0; --l) {
+        OpBuilder y = OpBuilder::atBlockEnd(nest[l - 1].getBody());
+        scf::YieldOp::create(y, loc, nest[l].getResults());
+      }
+      at.setInsertionPointAfter(nest.front());
+      for (auto [j, r] : llvm::enumerate(nest.front().getResults())) {
         bool last = static_cast<int64_t>(j % n) == n - 1;
         if (last && mask)
           vector::MaskedStoreOp::create(at, loc, out, outIdx[j], mask, r);
@@ -309,9 +362,9 @@ struct CPURegisterTilePass
 
     // Rows past the last full block keep the original op, on subviews.
     SmallVector<int64_t> begin(numLoops, 0), size(trips);
-    if (fullRows != trips[k.f]) {
-      begin[k.f] = fullRows;
-      size[k.f] = trips[k.f] - fullRows;
+    if (k.f && fullRows != trips[*k.f]) {
+      begin[*k.f] = fullRows;
+      size[*k.f] = trips[*k.f] - fullRows;
       cloneRestricted(op, begin, size);
     }
     rewriter.eraseOp(op);

@@ -71,3 +71,35 @@ func.func @integer(%a: memref<8x16xi32>, %b: memref<16x32xi32>, %c: memref<8x32x
   }
   return
 }
+
+// -----
+
+// A depthwise 3x3 convolution (stride 1): no row loop (every operand uses
+// the channel), the column loop is ow (input read at ow + kw, still stride
+// 1), and the accumulators stay in registers through both window loops.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: scf.for %[[C:.*]] = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK:   scf.for %[[H:.*]] = %c0{{.*}} to %c6{{.*}} step %c1
+// CHECK:     scf.for %[[W:.*]] = %c0{{.*}} to %c16{{.*}} step %c16
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<4x6x20xf32>, vector<8xf32>
+// CHECK:       scf.for {{.*}} to %c3{{.*}} iter_args
+// CHECK:         scf.for {{.*}} to %c3{{.*}} iter_args
+// CHECK:           affine.apply
+// CHECK:           vector.load %{{.*}} : memref<4x8x22xf32>, vector<8xf32>
+// CHECK:           memref.load %{{.*}} : memref<4x3x3xf32>
+// CHECK-COUNT-2:   vector.fma
+// CHECK:     vector.create_mask %c4
+// CHECK-NOT: linalg.generic
+#din = affine_map<(c, h, w, kh, kw) -> (c, h + kh, w + kw)>
+#dw = affine_map<(c, h, w, kh, kw) -> (c, kh, kw)>
+#dout = affine_map<(c, h, w, kh, kw) -> (c, h, w)>
+func.func @depthwise(%in: memref<4x8x22xf32>, %w: memref<4x3x3xf32>, %out: memref<4x6x20xf32>) {
+  linalg.generic {indexing_maps = [#din, #dw, #dout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%in, %w : memref<4x8x22xf32>, memref<4x3x3xf32>) outs(%out : memref<4x6x20xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

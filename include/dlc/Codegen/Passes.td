@@ -127,16 +127,19 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
 def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
   let summary = "CPU kernels: register-tiled SIMD loops for f32 contractions";
   let description = [{
-    For linalg.generic ops computing out[.., f, .., p] += a[.., c, .., p] *
-    b[.., f, .., c] in f32 on buffers (matmul; 1x1 convolutions once
-    dlc-cpu-loop-order merged their rows and columns), writes the loop nest
-    itself: blocks of rows x (2 SIMD vectors) of the output stay in vector
-    registers for the whole reduction over c; each step loads two vectors of
-    `a`, broadcasts `rows` scalars of `b` and issues fused multiply-adds.
-    The output is then loaded and stored once per block instead of once per
-    multiply-add. Columns past the last full block get one narrower block
-    whose last vector is masked; rows past the last full block run the
-    original op on subviews. Ops that do not fit the pattern are left alone.
+    For linalg.generic ops on buffers computing out[.., f, .., p] +=
+    a[.., p + .., ..] * b[.., f, ..] in f32 with one or more reduction loops
+    (matmul; 1x1, 3x3 and depthwise convolutions with stride 1 once
+    dlc-cpu-loop-order put the output's columns last), writes the loop nest
+    itself: a block of rows x 2 SIMD vectors of the output stays in vector
+    registers through all reduction loops; each step loads 2 vectors of `a`,
+    broadcasts `rows` scalars of `b` and issues fused multiply-adds. The
+    output is loaded and stored once per block instead of once per
+    multiply-add. Without a row loop (depthwise: every operand uses the
+    channel) blocks are one row. Columns past the last full block get one
+    narrower block whose last vector is masked; rows past the last full
+    block run the original op on subviews. Ops that do not fit are left
+    alone.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
