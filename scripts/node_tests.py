@@ -219,7 +219,10 @@ def write_report(path, results, tests, excluded, targets, command):
              "issue's list; `_expanded` variants (the same test written with "
              "primitive operators) count as separate tests. Known failures, "
              "each with its reason, are in `test/conformance/"
-             "node-tests.expected`."
+             "node-tests.expected`. On `cuda:*` targets a pass means that "
+             "the model compiled and its PTX assembled with ptxas for that "
+             "architecture; no GPU runs them here, so those columns do not "
+             "check results."
              % (onnx.__version__, onnx.defs.onnx_opset_version()),
              "",
              "| family | " + " | ".join(targets) + " |",

@@ -4,7 +4,7 @@
 // code but keeps the output in memory: every multiply-add loads and stores
 // it. This pass writes the register-tiled loop nest itself for f32
 // contractions out[.., f, .., p] += a[.., p + .., ..] * b[.., f, ..]
-// (matmul, stride-1 convolutions including depthwise ones, 1x1 convolutions
+// (matmul, stride-1/2 convolutions including depthwise ones, 1x1 convolutions
 // after dlc-cpu-loop-order merged their rows and columns): a block of
 // `rows` x `vectors` SIMD accumulators stays in registers through all
 // reduction loops, each step loading `vectors` vectors of `a`, broadcasting
@@ -41,6 +41,7 @@ struct Contraction {
   unsigned p = 0;                   ///< column (vector) loop
   SmallVector<unsigned> reductions; ///< reduction loops, outermost first
   SmallVector<unsigned> outer;      ///< other parallel loops
+  int64_t stride = 1;               ///< of p in `a` (1, or 2: strided conv)
 };
 
 /// Whether `e` uses loop `d`.
@@ -70,10 +71,10 @@ std::optional<int64_t> coefficient(AffineExpr e, unsigned d) {
   return std::nullopt;
 }
 
-/// Whether loop `d` walks `operand` with stride 1: it appears only in the
-/// last result, with coefficient 1 (alone for the output, `ow + kw` for a
-/// convolution's input), over a memref whose innermost stride is 1 (what
-/// vector.load needs).
+/// Whether loop `d` walks `operand` with a small stride: it appears only in
+/// the last result, with coefficient 1 (alone for the output, `ow + kw` for
+/// a convolution's input; 2 too unless `exact`: a stride-2 convolution),
+/// over a memref whose innermost stride is 1 (what vector.load needs).
 bool unitStride(AffineMap map, Value operand, unsigned d, bool exact) {
   auto type = dyn_cast<MemRefType>(operand.getType());
   if (!type || map.getNumResults() == 0)
@@ -83,7 +84,8 @@ bool unitStride(AffineMap map, Value operand, unsigned d, bool exact) {
     auto dim = dyn_cast<AffineDimExpr>(last);
     if (!dim || dim.getPosition() != d)
       return false;
-  } else if (coefficient(last, d) != 1) {
+  } else if (std::optional<int64_t> c = coefficient(last, d);
+             !c || (*c != 1 && *c != 2)) {
     return false;
   }
   for (AffineExpr e : map.getResults().drop_back())
@@ -165,6 +167,7 @@ std::optional<Contraction> match(linalg::GenericOp op) {
     k.a = ai;
     k.b = bi;
     k.p = *p;
+    k.stride = *coefficient(maps[ai].getResults().back(), *p);
     k.f = f;
     for (unsigned d = 0; d < iterators.size(); ++d)
       if (iterators[d] == utils::IteratorType::parallel && d != k.p &&
@@ -235,6 +238,8 @@ struct CPURegisterTilePass
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     int64_t vectors = 2;
     int64_t rows = !k.f ? 1 : vectorBits >= 512 ? 8 : 4;
+    while (k.f && rows > trips[*k.f])
+      rows /= 2; // workgroup tiles may hold only a few rows
     int64_t block = lanes * vectors;
     int64_t fullCols = trips[k.p] / block * block;
     int64_t fullRows = k.f ? trips[*k.f] / rows * rows : 1;
@@ -319,8 +324,34 @@ struct CPURegisterTilePass
         if (k.f)
           ivs[*k.f] = cst(in, 0);
         ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, j * lanes));
-        avec.push_back(
-            load(in, a, indices(in, loc, maps[k.a], ivs), j == n - 1));
+        SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
+        if (k.stride == 1) {
+          avec.push_back(load(in, a, idx, j == n - 1));
+          continue;
+        }
+        // Stride 2: the even elements of 2 * lanes contiguous ones. Only
+        // offsets up to 2 * (valid lanes - 1) are needed; masks keep the
+        // loads inside them.
+        int64_t valid = j == n - 1 ? lastLanes : lanes;
+        int64_t needed = 2 * valid - 1;
+        auto chunk = [&](Value base, int64_t count) -> Value {
+          SmallVector<Value> at(idx);
+          at.back() = base;
+          if (count >= lanes)
+            return vector::LoadOp::create(in, loc, vecType, a, at);
+          Value m = vector::CreateMaskOp::create(
+              in, loc, VectorType::get({lanes}, in.getI1Type()),
+              ValueRange{cst(in, std::max<int64_t>(count, 0))});
+          return vector::MaskedLoadOp::create(in, loc, vecType, a, at, m, zero);
+        };
+        Value lo = chunk(idx.back(), needed);
+        Value hi =
+            chunk(arith::AddIOp::create(in, loc, idx.back(), cst(in, lanes)),
+                  needed - lanes);
+        SmallVector<int64_t> even;
+        for (int64_t t = 0; t < lanes; ++t)
+          even.push_back(2 * t);
+        avec.push_back(vector::ShuffleOp::create(in, loc, lo, hi, even));
       }
       SmallVector<Value> next;
       for (int64_t i = 0; i < rows; ++i) {

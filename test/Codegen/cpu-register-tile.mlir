@@ -103,3 +103,26 @@ func.func @depthwise(%in: memref<4x8x22xf32>, %w: memref<4x3x3xf32>, %out: memre
   }
   return
 }
+
+// -----
+
+// Stride 2: each input vector is the even elements of two loads (the
+// second masked to the offsets actually needed), picked by a shuffle.
+// CHECK-LABEL: func.func @strided
+// CHECK: %[[LO:.*]] = vector.load %{{.*}} : memref<4x33xf32>, vector<8xf32>
+// CHECK: %[[M:.*]] = vector.create_mask %c7
+// CHECK: %[[HI:.*]] = vector.maskedload %{{.*}}, %[[M]]
+// CHECK: vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14]
+#sin = affine_map<(f, w, c, kw) -> (c, w * 2 + kw)>
+#sw = affine_map<(f, w, c, kw) -> (f, c, kw)>
+#sout = affine_map<(f, w, c, kw) -> (f, w)>
+func.func @strided(%in: memref<4x33xf32>, %w: memref<8x4x3xf32>, %out: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [#sin, #sw, #sout], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%in, %w : memref<4x33xf32>, memref<8x4x3xf32>) outs(%out : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

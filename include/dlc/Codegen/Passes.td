@@ -129,14 +129,15 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
   let description = [{
     For linalg.generic ops on buffers computing out[.., f, .., p] +=
     a[.., p + .., ..] * b[.., f, ..] in f32 with one or more reduction loops
-    (matmul; 1x1, 3x3 and depthwise convolutions with stride 1 once
+    (matmul; 1x1, 3x3 and depthwise convolutions with stride 1 or 2 once
     dlc-cpu-loop-order put the output's columns last), writes the loop nest
     itself: a block of rows x 2 SIMD vectors of the output stays in vector
     registers through all reduction loops; each step loads 2 vectors of `a`,
     broadcasts `rows` scalars of `b` and issues fused multiply-adds. The
     output is loaded and stored once per block instead of once per
     multiply-add. Without a row loop (depthwise: every operand uses the
-    channel) blocks are one row. Columns past the last full block get one
+    channel) blocks are one row. With stride 2 each vector of `a` is the
+    even elements of two loads, picked by a shuffle. Columns past the last full block get one
     narrower block whose last vector is masked; rows past the last full
     block run the original op on subviews. Ops that do not fit are left
     alone.
