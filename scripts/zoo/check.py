@@ -22,6 +22,7 @@ import concurrent.futures
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -123,6 +124,39 @@ def compare_outputs(entry, refs, out_dir):
     return notes, worst_budget
 
 
+SPIRV_MAGIC = b"\x03\x02\x23\x07"
+
+
+def validate_spirv(args, dlc_compile, ccmd, tdir):
+    """Runs spirv-val (Vulkan 1.1 rules) on every kernel's module; returns
+    what is wrong, or None. --emit=spirv writes the modules back to back."""
+    spirv_val = shutil.which("spirv-val")
+    if not spirv_val:
+        return "spirv-val is not installed (scripts/setup.sh installs it)"
+    blob = os.path.join(tdir, "kernels.spv")
+    cmd = [c for c in ccmd if c != "--stats"]
+    cmd[cmd.index("-o") + 1] = blob
+    cmd.append("--emit=spirv")
+    rc, out, err, _ = run(cmd, args.timeout)
+    if rc != 0:
+        return "--emit=spirv failed: " + common.first_error(err)
+    data = open(blob, "rb").read()
+    starts = [i for i in range(0, len(data), 4)
+              if data[i:i + 4] == SPIRV_MAGIC]
+    for n, (a, b) in enumerate(zip(starts, starts[1:] + [len(data)])):
+        module = os.path.join(tdir, "kernel%d.spv" % n)
+        with open(module, "wb") as f:
+            f.write(data[a:b])
+        rc, out, err, _ = run([spirv_val, "--target-env", "vulkan1.1",
+                               module], args.timeout)
+        if rc != 0:
+            return "spirv-val rejects kernel %d: %s" % (
+                n, (err + out).strip().splitlines()[0])
+        os.remove(module)
+    os.remove(blob)
+    return None
+
+
 def check_one(args, tools, entry, target, inputs, refs):
     dlc_compile, dlc_run = tools
     res = {"model": entry["name"], "target": target,
@@ -168,6 +202,11 @@ def check_one(args, tools, entry, target, inputs, refs):
     if target.startswith("cuda"):
         res.update(status="compiled", detail="compile only (no CUDA run)")
         return res
+    if target.startswith("vulkan"):
+        problem = validate_spirv(args, dlc_compile, ccmd, tdir)
+        if problem:
+            res.update(status="spirv-invalid", detail=problem)
+            return res
 
     out_dir = os.path.join(tdir, "out")
     os.makedirs(out_dir, exist_ok=True)

@@ -140,3 +140,37 @@ func.func @upsample_not_fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) 
   } -> tensor<1x4x16x16xf32>
   return %u : tensor<1x4x16x16xf32>
 }
+
+// -----
+
+// The epilogue joins the heavy producer even when a cheap per-channel
+// computation is defined after it; the cheap op then joins as prologue.
+// CHECK-LABEL: func @heavy_producer_wins
+// CHECK: %[[D:.*]] = dlc.dispatch
+// CHECK:   linalg.matmul
+// CHECK:   linalg.generic
+// CHECK:   linalg.generic
+// CHECK:   dlc.yield
+// CHECK-NOT: dlc.dispatch
+// CHECK: return %[[D]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#vec = affine_map<(d0) -> (d0)>
+func.func @heavy_producer_wins(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %s: tensor<16xf32>, %t: tensor<16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %ev = tensor.empty() : tensor<16xf32>
+  %scale = linalg.generic {indexing_maps = [#vec, #vec, #vec], iterator_types = ["parallel"]} ins(%s, %t : tensor<16xf32>, tensor<16xf32>) outs(%ev : tensor<16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %q = arith.divf %x, %y : f32
+    linalg.yield %q : f32
+  } -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %scale : tensor<4x16xf32>, tensor<16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    linalg.yield %p : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}

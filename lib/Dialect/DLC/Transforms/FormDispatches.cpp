@@ -191,7 +191,8 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     unsigned self = groupIndex.lookup(op);
     if (groups[self].ops.size() != 1)
       continue;
-    // Prefer the producer defined last: the others are plain inputs.
+    // Prefer a heavy producer, then the one defined last: the others are
+    // plain inputs or join through the prologue rule.
     Operation *best = nullptr;
     for (OpOperand &use : op->getOpOperands()) {
       Operation *producer = use.get().getDefiningOp();
@@ -204,7 +205,13 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
       if (pg.output != producer || producer->getNumResults() != 1 ||
           !producer->getResult(0).hasOneUse())
         continue;
-      if (!best || position[producer] > position[best])
+      // A heavy producer (conv, matmul) wins over cheap ones, which then
+      // join as prologue (per-channel BatchNorm parameters computed at
+      // run time); among equals, the latest.
+      auto rank = [&](Operation *o) {
+        return std::make_pair(groupOf(o).hasHeavy, position[o]);
+      };
+      if (!best || rank(producer) > rank(best))
         best = producer;
     }
     if (best)
