@@ -76,13 +76,23 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
     work *= std::max<int64_t>(e, 1);
   int64_t remaining =
       std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, target);
+  // The last parallel loop is the one kernels vectorize (the output's
+  // columns): its tiles keep at least kMinColumns iterations.
+  constexpr int64_t kMinColumns = 32;
+  int64_t lastParallel = -1;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel)
+      lastParallel = i;
   for (auto [i, it] : llvm::enumerate(iterators)) {
     if (remaining <= 1 || plan.grid.size() == 3)
       break;
     if (it != utils::IteratorType::parallel || reduced.test(i) ||
         extents[i] <= 1)
       continue;
-    int64_t count = largestDivisorAtMost(extents[i], remaining);
+    int64_t limit = remaining;
+    if (static_cast<int64_t>(i) == lastParallel)
+      limit = std::min(limit, std::max<int64_t>(extents[i] / kMinColumns, 1));
+    int64_t count = largestDivisorAtMost(extents[i], limit);
     if (count <= 1)
       continue;
     plan.workgroupTiles[i] = extents[i] / count;

@@ -150,3 +150,21 @@ func.func @slice_gpu(%a: tensor<3x64x197xf32>) -> tensor<64x197xf32> attributes 
   %s = tensor.extract_slice %a[1, 0, 0] [1, 64, 197] [1, 1, 1] : tensor<3x64x197xf32> to tensor<64x197xf32>
   return %s : tensor<64x197xf32>
 }
+
+// -----
+
+// CPU: of the 8 workgroups asked for, the rows give 7; the columns, which
+// kernels vectorize, are split only into tiles of at least 32.
+// CHECK-LABEL: func.func @columns_stay_wide
+// CHECK-SAME: dlc.grid = array<i64: 2, 7, 1>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (7, 64) step (1, 32)
+#cw = affine_map<(d0, d1) -> (d0, d1)>
+func.func @columns_stay_wide(%a: tensor<7x64xf32>) -> tensor<7x64xf32> attributes {dlc.kernel} {
+  %e = tensor.empty() : tensor<7x64xf32>
+  %r = linalg.generic {indexing_maps = [#cw, #cw], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<7x64xf32>) outs(%e : tensor<7x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<7x64xf32>
+  return %r : tensor<7x64xf32>
+}
