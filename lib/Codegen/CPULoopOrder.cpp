@@ -138,6 +138,17 @@ std::optional<SmallVector<unsigned>> loopOrder(linalg::LinalgOp op) {
   return order;
 }
 
+/// Moves `from`'s body into `to` (a rebuilt op with other loops) and
+/// returns the linalg.index ops in it, which the caller renumbers.
+SmallVector<linalg::IndexOp>
+moveBody(IRRewriter &rewriter, linalg::GenericOp from, linalg::GenericOp to) {
+  rewriter.inlineRegionBefore(from.getRegion(), to.getRegion(),
+                              to.getRegion().end());
+  SmallVector<linalg::IndexOp> indices;
+  to.getRegion().walk([&](linalg::IndexOp i) { indices.push_back(i); });
+  return indices;
+}
+
 /// Where the dims of `group` appear among `map`'s results: nothing when
 /// they do not appear, their result positions when they appear exactly as
 /// consecutive results in group order, failure otherwise (partly, out of
@@ -269,11 +280,7 @@ linalg::GenericOp collapseLoops(IRRewriter &rewriter, linalg::GenericOp op) {
       ArrayRef<Value>(operands).take_front(op.getNumDpsInputs()),
       ArrayRef<Value>(operands).drop_front(op.getNumDpsInputs()), newMaps,
       newIterators);
-  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
-                              generic.getRegion().end());
-  SmallVector<linalg::IndexOp> indices;
-  generic.getRegion().walk([&](linalg::IndexOp i) { indices.push_back(i); });
-  for (linalg::IndexOp i : indices) {
+  for (linalg::IndexOp i : moveBody(rewriter, op, generic)) {
     rewriter.setInsertionPoint(i);
     ArrayRef<int64_t> group = groups[groupOf[i.getDim()]];
     Value merged = linalg::IndexOp::create(rewriter, loc, groupOf[i.getDim()]);
@@ -327,11 +334,7 @@ linalg::GenericOp dropUnitLoops(IRRewriter &rewriter, linalg::GenericOp op) {
   auto generic = linalg::GenericOp::create(
       rewriter, op.getLoc(), op->getResultTypes(), op.getDpsInputs(),
       op.getDpsInits(), maps, kept);
-  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
-                              generic.getRegion().end());
-  SmallVector<linalg::IndexOp> indices;
-  generic.getRegion().walk([&](linalg::IndexOp i) { indices.push_back(i); });
-  for (linalg::IndexOp i : indices) {
+  for (linalg::IndexOp i : moveBody(rewriter, op, generic)) {
     rewriter.setInsertionPoint(i);
     int64_t to = newIndex[i.getDim()];
     if (to < 0)

@@ -247,6 +247,27 @@ void inputsToGathers(IRRewriter &rewriter, linalg::GenericOp op) {
   rewriter.replaceOp(op, generic->getResults());
 }
 
+/// An elementwise linalg.generic over `type`'s shape, reading `inputs`
+/// (identity maps) and whatever `body` extracts at linalg.index: the form
+/// every gather below takes.
+Value createGather(
+    IRRewriter &rewriter, Location loc, RankedTensorType type,
+    ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              rewriter.getMultiDimIdentityMap(rank));
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{type}, inputs, ValueRange{empty}, maps,
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, body(b, l, args));
+      });
+  return generic.getResult(0);
+}
+
 /// Rewrites a tensor.pad as an elementwise gather: each output element
 /// reads the source at its index minus the low padding when that is in
 /// bounds and takes the padding value otherwise. Tiling a tensor.pad
@@ -271,17 +292,10 @@ LogicalResult padToGather(IRRewriter &rewriter, tensor::PadOp pad) {
   Value padValue = cloned.lookupOrDefault(
       cast<tensor::YieldOp>(body.getTerminator()).getValue());
   SmallVector<OpFoldResult> low = pad.getMixedLowPad();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
   int64_t rank = type.getRank();
-  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> parallel(rank,
-                                            utils::IteratorType::parallel);
   Value source = pad.getSource();
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
-      ArrayRef<AffineMap>{id}, parallel,
-      [&](OpBuilder &b, Location l, ValueRange) {
+  Value gather = createGather(
+      rewriter, loc, type, {}, [&](OpBuilder &b, Location l, ValueRange) {
         Value zero = arith::ConstantIndexOp::create(b, l, 0);
         Value inBounds = arith::ConstantIntOp::create(b, l, 1, 1);
         SmallVector<Value> indices;
@@ -302,10 +316,9 @@ LogicalResult padToGather(IRRewriter &rewriter, tensor::PadOp pad) {
         for (Value &i : indices)
           i = arith::SelectOp::create(b, l, inBounds, i, zero);
         Value v = tensor::ExtractOp::create(b, l, source, indices);
-        Value r = arith::SelectOp::create(b, l, inBounds, v, padValue);
-        linalg::YieldOp::create(b, l, r);
+        return arith::SelectOp::create(b, l, inBounds, v, padValue).getResult();
       });
-  rewriter.replaceOp(pad, generic.getResult(0));
+  rewriter.replaceOp(pad, gather);
   return success();
 }
 
@@ -330,16 +343,9 @@ LogicalResult concatToGather(IRRewriter &rewriter, tensor::ConcatOp concat) {
   }
   Location loc = concat.getLoc();
   rewriter.setInsertionPoint(concat);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
   int64_t rank = type.getRank();
-  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> parallel(rank,
-                                            utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
-      ArrayRef<AffineMap>{id}, parallel,
-      [&](OpBuilder &b, Location l, ValueRange) {
+  Value gather = createGather(
+      rewriter, loc, type, {}, [&](OpBuilder &b, Location l, ValueRange) {
         SmallVector<Value> indices;
         for (int64_t d = 0; d < rank; ++d)
           indices.push_back(linalg::IndexOp::create(b, l, d));
@@ -368,9 +374,9 @@ LogicalResult concatToGather(IRRewriter &rewriter, tensor::ConcatOp concat) {
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, begin);
           result = arith::SelectOp::create(b, l, inside, v, result);
         }
-        linalg::YieldOp::create(b, l, result);
+        return result;
       });
-  rewriter.replaceOp(concat, generic.getResult(0));
+  rewriter.replaceOp(concat, gather);
   return success();
 }
 
@@ -386,14 +392,8 @@ LogicalResult extractSliceToGather(IRRewriter &rewriter,
   rewriter.setInsertionPoint(slice);
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   SmallVector<OpFoldResult> strides = slice.getMixedStrides();
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
-  int64_t rank = type.getRank();
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
-      ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [&](OpBuilder &b, Location l, ValueRange) {
+  Value gather = createGather(
+      rewriter, loc, type, {}, [&](OpBuilder &b, Location l, ValueRange) {
         SmallVector<Value> at;
         int64_t r = 0;
         for (unsigned d = 0; d < offsets.size(); ++d) {
@@ -407,11 +407,10 @@ LogicalResult extractSliceToGather(IRRewriter &rewriter,
           at.push_back(arith::AddIOp::create(
               b, l, offset, arith::MulIOp::create(b, l, i, stride)));
         }
-        linalg::YieldOp::create(
-            b, l,
-            tensor::ExtractOp::create(b, l, slice.getSource(), at).getResult());
+        return tensor::ExtractOp::create(b, l, slice.getSource(), at)
+            .getResult();
       });
-  rewriter.replaceOp(slice, generic.getResult(0));
+  rewriter.replaceOp(slice, gather);
   return success();
 }
 
@@ -434,13 +433,8 @@ LogicalResult insertSliceToGather(IRRewriter &rewriter,
   SmallVector<OpFoldResult> strides = slice.getMixedStrides();
   SmallVector<int64_t> sizes(slice.getStaticSizes());
   int64_t rank = type.getRank();
-  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, ValueRange{slice.getDest()},
-      ValueRange{empty}, ArrayRef<AffineMap>{id, id},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+  Value gather = createGather(
+      rewriter, loc, type, {slice.getDest()},
       [&](OpBuilder &b, Location l, ValueRange args) {
         Value zero = arith::ConstantIndexOp::create(b, l, 0);
         Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
@@ -469,11 +463,9 @@ LogicalResult insertSliceToGather(IRRewriter &rewriter,
         for (Value &v : at)
           v = arith::SelectOp::create(b, l, inside, v, zero);
         Value v = tensor::ExtractOp::create(b, l, slice.getSource(), at);
-        linalg::YieldOp::create(
-            b, l,
-            arith::SelectOp::create(b, l, inside, v, args[0]).getResult());
+        return arith::SelectOp::create(b, l, inside, v, args[0]).getResult();
       });
-  rewriter.replaceOp(slice, generic.getResult(0));
+  rewriter.replaceOp(slice, gather);
   return success();
 }
 
