@@ -52,6 +52,53 @@ llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
   return reduced;
 }
 
+/// Loops of `root` that index the padded input of a convolution in the
+/// kernel. Every CPU workgroup computes the padding its tile reads; split
+/// along output channels, each one would pad the whole input, so these
+/// loops are split first. Assumes the root writes the convolution's output
+/// shape with an identity map (its epilogue), else returns none.
+llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
+                                      unsigned numLoops) {
+  llvm::SmallBitVector preferred(numLoops);
+  auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+  if (!rootOp || rootOp.getNumDpsInits() != 1)
+    return preferred;
+  auto padded = [](linalg::LinalgOp op) {
+    return linalg::isaConvolutionOpInterface(op) && op.getNumDpsInputs() >= 1 &&
+           op.getNumDpsInits() == 1 &&
+           op.getDpsInputs()[0].getDefiningOp<tensor::PadOp>();
+  };
+  // The convolution is the root: its own parallel loops that index the
+  // padded input.
+  if (padded(rootOp)) {
+    AffineMap in = rootOp.getMatchingIndexingMap(rootOp.getDpsInputOperand(0));
+    SmallVector<utils::IteratorType> iterators = rootOp.getIteratorTypesArray();
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (iterators[d] == utils::IteratorType::parallel &&
+          llvm::any_of(in.getResults(),
+                       [&](AffineExpr x) { return x.isFunctionOfDim(d); }))
+        preferred.set(d);
+    return preferred;
+  }
+  if (!rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0)).isIdentity())
+    return preferred;
+  kernel.walk([&](linalg::LinalgOp conv) {
+    if (!padded(conv))
+      return;
+    AffineMap out = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
+    AffineMap in = conv.getMatchingIndexingMap(conv.getDpsInputOperand(0));
+    if (out.getNumResults() != numLoops)
+      return;
+    for (auto [r, e] : llvm::enumerate(out.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        if (llvm::any_of(in.getResults(), [&](AffineExpr x) {
+              return x.isFunctionOfDim(dim.getPosition());
+            }))
+          preferred.set(r);
+  });
+  return preferred;
+}
+
 /// How one kernel is split: workgroup tile sizes (0: not split), thread
 /// tile sizes within a workgroup (GPUs), and the resulting grid and
 /// workgroup size, both x-fastest.
@@ -66,7 +113,8 @@ struct TilingPlan {
 /// workgroups of at least `minWork` iterations each.
 TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
                    ArrayRef<int64_t> extents,
-                   const llvm::SmallBitVector &reduced, int64_t target,
+                   const llvm::SmallBitVector &reduced,
+                   const llvm::SmallBitVector &preferred, int64_t target,
                    int64_t minWork) {
   TilingPlan plan;
   plan.workgroupTiles.assign(iterators.size(), 0);
@@ -83,8 +131,20 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   for (auto [i, it] : llvm::enumerate(iterators))
     if (it == utils::IteratorType::parallel)
       lastParallel = i;
-  for (auto [i, it] : llvm::enumerate(iterators)) {
-    if (remaining <= 1 || plan.grid.size() == 3)
+  // Preferred loops first (in order), then the others; the grid keeps
+  // loop order.
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (preferred.test(i))
+      order.push_back(i);
+  for (unsigned i = 0; i < iterators.size(); ++i)
+    if (!preferred.test(i))
+      order.push_back(i);
+  SmallVector<int64_t> counts(iterators.size(), 0);
+  for (unsigned i : order) {
+    utils::IteratorType it = iterators[i];
+    if (remaining <= 1 ||
+        llvm::count_if(counts, [](int64_t c) { return c > 0; }) == 3)
       break;
     if (it != utils::IteratorType::parallel || reduced.test(i) ||
         extents[i] <= 1)
@@ -96,9 +156,12 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
     if (count <= 1)
       continue;
     plan.workgroupTiles[i] = extents[i] / count;
-    plan.grid.push_back(count);
+    counts[i] = count;
     remaining = (remaining + count - 1) / count;
   }
+  for (int64_t c : counts)
+    if (c > 0)
+      plan.grid.push_back(c);
   return plan;
 }
 
@@ -541,8 +604,9 @@ LogicalResult tileKernel(func::FuncOp kernel,
   TilingPlan plan =
       options.maxThreads > 0
           ? planGPU(iterators, extents, reduced, options.maxThreads)
-          : planCPU(iterators, extents, reduced, options.targetWorkgroups,
-                    options.minWork);
+          : planCPU(iterators, extents, reduced,
+                    paddedInputLoops(kernel, root, iterators.size()),
+                    options.targetWorkgroups, options.minWork);
   // On GPUs one thread for the whole kernel is the worst plan: splitting
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).

@@ -168,3 +168,25 @@ func.func @columns_stay_wide(%a: tensor<7x64xf32>) -> tensor<7x64xf32> attribute
   } -> tensor<7x64xf32>
   return %r : tensor<7x64xf32>
 }
+
+// -----
+
+// CPU: a convolution that pads its input in the kernel is split along the
+// output rows first: every workgroup pads only the rows its tile reads,
+// where a split along output channels would pad the whole input each time.
+// CHECK-LABEL: func.func @padded_conv
+// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (2)
+// CHECK:   tensor.pad
+// CHECK:   to tensor<1x4x4x18xf32>
+func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x16x16xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x16x16xf32> to tensor<1x4x18x18xf32>
+  %e = tensor.empty() : tensor<1x8x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x18x18xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  return %c : tensor<1x8x16x16xf32>
+}
