@@ -1,8 +1,10 @@
 /*===- cpu_pool.c - a persistent thread pool for one session --------------===*
  *
- * Threads are created once per session so that a run only wakes them. They
- * block on condition variables rather than spin: edge devices often share
- * their few cores with the rest of the application.
+ * Threads are created once per session so that a run only wakes them.
+ * Between kernels of a run, which follow each other within microseconds, a
+ * waiting thread first spins for a bounded few microseconds, then blocks on
+ * a condition variable: edge devices often share their few cores with the
+ * rest of the application, so nothing spins for long.
  *===----------------------------------------------------------------------===*/
 
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
@@ -43,6 +45,27 @@ struct dlc_cpu_pool_t {
   uint64_t barrier_generation;
 };
 
+/* Polls of a bounded spin before blocking (a few microseconds). */
+#define DLC_CPU_SPIN 2000
+
+static void dlc_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spins until `*word` differs from `seen` or the spin budget runs out. */
+static void dlc_cpu_spin_while_equal(const uint64_t *word, uint64_t seen) {
+  int i;
+  for (i = 0; i < DLC_CPU_SPIN; ++i) {
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
+      return;
+    dlc_cpu_relax();
+  }
+}
+
 /* Capped: a default should not start thousands of threads per session. */
 uint32_t dlc_cpu_online_count(void) {
   long count = sysconf(_SC_NPROCESSORS_ONLN);
@@ -55,12 +78,17 @@ void dlc_cpu_pool_barrier(dlc_cpu_pool_t *pool) {
   generation = pool->barrier_generation;
   if (++pool->barrier_waiting == pool->thread_count) {
     pool->barrier_waiting = 0;
-    ++pool->barrier_generation;
+    __atomic_add_fetch(&pool->barrier_generation, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool->barrier_cond);
-  } else {
-    while (generation == pool->barrier_generation)
-      pthread_cond_wait(&pool->barrier_cond, &pool->barrier_mutex);
+    pthread_mutex_unlock(&pool->barrier_mutex);
+    return;
   }
+  pthread_mutex_unlock(&pool->barrier_mutex);
+  dlc_cpu_spin_while_equal(&pool->barrier_generation, generation);
+  pthread_mutex_lock(&pool->barrier_mutex);
+  while (generation ==
+         __atomic_load_n(&pool->barrier_generation, __ATOMIC_ACQUIRE))
+    pthread_cond_wait(&pool->barrier_cond, &pool->barrier_mutex);
   pthread_mutex_unlock(&pool->barrier_mutex);
 }
 
@@ -71,8 +99,10 @@ static void *dlc_cpu_worker_main(void *arg) {
   for (;;) {
     dlc_cpu_job_fn job;
     void *job_arg;
+    dlc_cpu_spin_while_equal(&pool->generation, seen);
     pthread_mutex_lock(&pool->start_mutex);
-    while (pool->generation == seen && !pool->stop)
+    while (__atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen &&
+           !pool->stop)
       pthread_cond_wait(&pool->start_cond, &pool->start_mutex);
     if (pool->stop) {
       pthread_mutex_unlock(&pool->start_mutex);
@@ -91,7 +121,7 @@ void dlc_cpu_pool_run(dlc_cpu_pool_t *pool, dlc_cpu_job_fn job, void *arg) {
   pthread_mutex_lock(&pool->start_mutex);
   pool->job = job;
   pool->job_arg = arg;
-  ++pool->generation;
+  __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->start_cond);
   pthread_mutex_unlock(&pool->start_mutex);
   job(arg, 0, pool->thread_count);
