@@ -124,6 +124,18 @@ int main(int argc, char **argv) {
     os << "dlc-compile " << dlc::getVersionString() << " (LLVM/MLIR "
        << LLVM_VERSION_STRING << ")\n";
   });
+  // --help lists dlc-compile's own options and MLIR's IR printing flags;
+  // LLVM's hundreds of backend options are still accepted but not listed.
+  static cl::OptionCategory irCategory("MLIR debugging options");
+  auto &registered = cl::getRegisteredOptions();
+  for (llvm::StringRef name :
+       {"mlir-print-ir-after-all", "mlir-print-ir-before-all",
+        "mlir-print-ir-after", "mlir-print-ir-before",
+        "mlir-print-ir-after-failure", "mlir-timing", "mlir-pass-statistics",
+        "mlir-disable-threading"})
+    if (cl::Option *option = registered.lookup(name))
+      option->addCategory(irCategory);
+  cl::HideUnrelatedOptions({&category, &irCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dlc-compile: compile an ONNX model into a dlc artifact\n\n"
