@@ -26,46 +26,6 @@ using namespace dlc;
 
 namespace {
 
-std::string typeName(Type t) { return llvm::formatv("{0}", t).str(); }
-
-//===--- generic builder --------------------------------------------------===//
-
-/// An operand of a linalg.generic and the map from the loops to its indices.
-struct Operand {
-  Value value;
-  AffineMap map;
-};
-
-using GenericBody = function_ref<SmallVector<Value>(
-    OpBuilder &, Location, ValueRange ins, ValueRange outs)>;
-
-SmallVector<Value> buildGeneric(OpBuilder &b, Location loc,
-                                ArrayRef<Operand> ins, ArrayRef<Operand> outs,
-                                ArrayRef<utils::IteratorType> iterators,
-                                GenericBody body) {
-  SmallVector<Value> inValues, outValues;
-  SmallVector<AffineMap> maps;
-  SmallVector<Type> resultTypes;
-  for (const Operand &o : ins) {
-    inValues.push_back(o.value);
-    maps.push_back(o.map);
-  }
-  for (const Operand &o : outs) {
-    outValues.push_back(o.value);
-    maps.push_back(o.map);
-    resultTypes.push_back(o.value.getType());
-  }
-  size_t numIns = ins.size();
-  auto generic = linalg::GenericOp::create(
-      b, loc, resultTypes, inValues, outValues, maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        SmallVector<Value> results =
-            body(nb, nloc, args.take_front(numIns), args.drop_front(numIns));
-        linalg::YieldOp::create(nb, nloc, results);
-      });
-  return SmallVector<Value>(generic.getResults());
-}
-
 //===--- scalar helpers ---------------------------------------------------===//
 
 Value toF32(OpBuilder &b, Location loc, Value v, bool isUnsigned) {
@@ -289,7 +249,7 @@ LogicalResult convertQuantizeLinear(NodeRewriter &rw) {
   RankedTensorType type = rw.inputType(0);
   MLIRContext *ctx = rw.ctx();
   AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
-  SmallVector<Operand> ins = {{rw.input(0), id}, {qo->scale, qo->map}};
+  SmallVector<GenericOperand> ins = {{rw.input(0), id}, {qo->scale, qo->map}};
   bool hasZp = bool(qo->zp);
   if (hasZp)
     ins.push_back({qo->zp, qo->map});
@@ -344,7 +304,7 @@ LogicalResult convertDequantizeLinear(NodeRewriter &rw) {
   Location loc = rw.loc();
   RankedTensorType type = rw.inputType(0);
   AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(), rw.ctx());
-  SmallVector<Operand> ins = {{rw.input(0), id}, {qo->scale, qo->map}};
+  SmallVector<GenericOperand> ins = {{rw.input(0), id}, {qo->scale, qo->map}};
   bool hasZp = bool(qo->zp);
   if (hasZp)
     ins.push_back({qo->zp, qo->map});
@@ -388,7 +348,7 @@ Value integerContraction(OpBuilder &b, Location loc, const IntegerOperand &lhs,
                          AffineMap outMap,
                          ArrayRef<utils::IteratorType> iterators) {
   Type i32 = b.getI32Type();
-  SmallVector<Operand> ins = {{lhs.data, lhs.map}, {rhs.data, rhs.map}};
+  SmallVector<GenericOperand> ins = {{lhs.data, lhs.map}, {rhs.data, rhs.map}};
   int lhsZp = -1, rhsZp = -1;
   if (lhs.zp) {
     lhsZp = ins.size();
@@ -616,7 +576,7 @@ Value requantize(NodeRewriter &rw, Value acc, const Requant &q,
   unsigned rank = accType.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
-  SmallVector<Operand> ins = {
+  SmallVector<GenericOperand> ins = {
       {acc, id},
       {q.aScale, vectorMap(q.aScale, rank, q.aDim, ctx)},
       {q.bScale, vectorMap(q.bScale, rank, q.bDim, ctx)},

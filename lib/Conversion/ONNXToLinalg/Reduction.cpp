@@ -20,48 +20,6 @@ namespace {
 
 bool isFloat(Type t) { return isa<FloatType>(t); }
 
-std::string typeName(Type t) { return llvm::formatv("{0}", t).str(); }
-
-//===--- generic builder --------------------------------------------------===//
-
-/// An operand of a linalg.generic and the map from the loops to its indices.
-struct Operand {
-  Value value;
-  AffineMap map;
-};
-
-using GenericBody = function_ref<SmallVector<Value>(
-    OpBuilder &, Location, ValueRange ins, ValueRange outs)>;
-
-/// A linalg.generic over `iterators.size()` loops; the body returns one value
-/// per output.
-SmallVector<Value> buildGeneric(OpBuilder &b, Location loc,
-                                ArrayRef<Operand> ins, ArrayRef<Operand> outs,
-                                ArrayRef<utils::IteratorType> iterators,
-                                GenericBody body) {
-  SmallVector<Value> inValues, outValues;
-  SmallVector<AffineMap> maps;
-  SmallVector<Type> resultTypes;
-  for (const Operand &o : ins) {
-    inValues.push_back(o.value);
-    maps.push_back(o.map);
-  }
-  for (const Operand &o : outs) {
-    outValues.push_back(o.value);
-    maps.push_back(o.map);
-    resultTypes.push_back(o.value.getType());
-  }
-  size_t numIns = ins.size();
-  auto generic = linalg::GenericOp::create(
-      b, loc, resultTypes, inValues, outValues, maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        SmallVector<Value> results =
-            body(nb, nloc, args.take_front(numIns), args.drop_front(numIns));
-        linalg::YieldOp::create(nb, nloc, results);
-      });
-  return SmallVector<Value>(generic.getResults());
-}
-
 /// The current value of loop `dim` as an i64.
 Value loopIndex(OpBuilder &b, Location loc, int64_t dim) {
   Value i = linalg::IndexOp::create(b, loc, dim);
@@ -124,7 +82,7 @@ SmallVector<Value> reduceGeneric(OpBuilder &b, Location loc,
                                  ArrayRef<TypedAttr> identities,
                                  GenericBody body) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<Operand> ins, outs;
+  SmallVector<GenericOperand> ins, outs;
   for (Value v : full)
     ins.push_back({v, red.fullMap(ctx)});
   for (Value v : kept)
@@ -141,12 +99,13 @@ Value mapGeneric(OpBuilder &b, Location loc, const Reduction &red,
                  ValueRange full, ValueRange kept, Type resultType,
                  GenericBody body) {
   MLIRContext *ctx = b.getContext();
-  SmallVector<Operand> ins;
+  SmallVector<GenericOperand> ins;
   for (Value v : full)
     ins.push_back({v, red.fullMap(ctx)});
   for (Value v : kept)
     ins.push_back({v, red.keptMap(ctx)});
-  Operand out{createEmpty(b, loc, red.shape, resultType), red.fullMap(ctx)};
+  GenericOperand out{createEmpty(b, loc, red.shape, resultType),
+                     red.fullMap(ctx)};
   return buildGeneric(b, loc, ins, out, red.iterators(/*reduce=*/false),
                       body)[0];
 }

@@ -474,3 +474,33 @@ FailureOr<WindowParams> dlc::resolveWindow(NodeRewriter &rw,
   }
   return p;
 }
+
+std::string dlc::typeName(Type t) { return llvm::formatv("{0}", t).str(); }
+
+SmallVector<Value> dlc::buildGeneric(OpBuilder &b, Location loc,
+                                     ArrayRef<GenericOperand> ins,
+                                     ArrayRef<GenericOperand> outs,
+                                     ArrayRef<utils::IteratorType> iterators,
+                                     GenericBody body) {
+  SmallVector<Value> inValues, outValues;
+  SmallVector<AffineMap> maps;
+  SmallVector<Type> resultTypes;
+  for (const GenericOperand &o : ins) {
+    inValues.push_back(o.value);
+    maps.push_back(o.map);
+  }
+  for (const GenericOperand &o : outs) {
+    outValues.push_back(o.value);
+    maps.push_back(o.map);
+    resultTypes.push_back(o.value.getType());
+  }
+  size_t numIns = ins.size();
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultTypes, inValues, outValues, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> results =
+            body(nb, nloc, args.take_front(numIns), args.drop_front(numIns));
+        linalg::YieldOp::create(nb, nloc, results);
+      });
+  return SmallVector<Value>(generic.getResults());
+}

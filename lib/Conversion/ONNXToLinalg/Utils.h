@@ -110,6 +110,26 @@ mlir::FailureOr<WindowParams> resolveWindow(NodeRewriter &rw,
                                             llvm::ArrayRef<int64_t> kernel,
                                             bool ceilMode = false);
 
+/// A type as text, for diagnostics.
+std::string typeName(mlir::Type t);
+
+/// An operand of a linalg.generic and the map from the loops to its indices.
+struct GenericOperand {
+  mlir::Value value;
+  mlir::AffineMap map;
+};
+
+using GenericBody = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange ins,
+    mlir::ValueRange outs)>;
+
+/// A linalg.generic over `iterators.size()` loops; `body` returns one value
+/// per output.
+llvm::SmallVector<mlir::Value> buildGeneric(
+    mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<GenericOperand> ins,
+    llvm::ArrayRef<GenericOperand> outs,
+    llvm::ArrayRef<mlir::utils::IteratorType> iterators, GenericBody body);
+
 } // namespace dlc
 
 #endif // DLC_LIB_CONVERSION_ONNXTOLINALG_UTILS_H
