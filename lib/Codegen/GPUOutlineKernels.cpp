@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/DeviceMappingInterface.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -86,6 +87,23 @@ LogicalResult outline(func::FuncOp kernel, gpu::GPUModuleOp module) {
   OpBuilder rb(ret);
   gpu::ReturnOp::create(rb, ret.getLoc());
   ret.erase();
+
+  // Workgroup memory is declared by the function, not allocated.
+  SmallVector<memref::AllocOp> shared;
+  entry.walk([&](memref::AllocOp alloc) {
+    if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+            alloc.getType().getMemorySpace()))
+      if (space.getValue() == gpu::AddressSpace::Workgroup)
+        shared.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : shared) {
+    if (!alloc.getType().hasStaticShape())
+      return alloc.emitError("workgroup buffers must have a static shape");
+    Value buffer =
+        gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+    alloc.getResult().replaceAllUsesWith(buffer);
+    alloc.erase();
+  }
 
   // Loops mapped to threads are thread loops; the others are workgroups.
   auto isThreadLoop = [](scf::ForallOp f) {

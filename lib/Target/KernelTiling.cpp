@@ -14,7 +14,8 @@ using namespace mlir;
 void dlc::buildKernelTilingPipeline(OpPassManager &pm,
                                     const TargetDescription &target) {
   // CPUs: a few workgroups per core, each worth a thread hand-off; GPUs:
-  // one thread per output element, as many workgroups as that takes.
+  // one thread per output element, as many workgroups as that takes, with
+  // the inputs of contractions staged in workgroup memory.
   // Elementwise chains inside a kernel become one linalg.generic.
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
@@ -33,6 +34,20 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
     bufferize.privateMemorySpace = "#spirv.storage_class<Function>";
   bufferize.stackOnly = target.isGPU();
   pm.addPass(createBufferizeKernels(bufferize));
+  if (target.isGPU()) {
+    // Contractions read their inputs through workgroup memory: under the
+    // 16 KiB every Vulkan device has, and under CUDA's 48 KiB of static
+    // shared memory.
+    GPUPromoteSharedOptions promote;
+    promote.budget = target.kind == TargetKind::Vulkan ? 12288 : 32768;
+    // SPIR-V declares workgroup buffers as module variables (from the
+    // allocations); NVVM as the kernel's workgroup attributions.
+    if (target.kind == TargetKind::Vulkan)
+      promote.memorySpace = "#spirv.storage_class<Workgroup>";
+    pm.addPass(createGPUPromoteShared(promote));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
 }
 
 LogicalResult dlc::runKernelTilingPipeline(ModuleOp module,

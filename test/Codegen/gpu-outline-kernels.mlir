@@ -37,3 +37,37 @@ func.func @two(%a: memref<8xf32>) attributes {dlc.kernel} {
   }
   return
 }
+
+// -----
+
+// Workgroup-memory buffers become the function's workgroup attributions.
+// CHECK: gpu.func @staged(%{{.*}}: memref<8xf32>) workgroup(%[[S:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-NOT: memref.alloc
+// CHECK: memref.store %{{.*}}, %[[S]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[S]]
+func.func @staged(%a: memref<8xf32>) attributes {dlc.kernel, dlc.workgroup_size = array<i64: 8, 1, 1>} {
+  %c = arith.constant 1.0 : f32
+  %c7 = arith.constant 7 : index
+  scf.forall (%t) in (8) {
+    %s = memref.alloc() : memref<8xf32, #gpu.address_space<workgroup>>
+    memref.store %c, %s[%t] : memref<8xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %r = arith.subi %c7, %t : index
+    %v = memref.load %s[%r] : memref<8xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %a[%t] : memref<8xf32>
+  } {mapping = [#gpu.thread<x>]}
+  return
+}
+
+// -----
+
+func.func @dynamic(%a: memref<8xf32>, %n: index) attributes {dlc.kernel} {
+  %c = arith.constant 1.0 : f32
+  scf.forall (%t) in (8) {
+    // expected-error @below {{workgroup buffers must have a static shape}}
+    %s = memref.alloc(%n) : memref<?xf32, #gpu.address_space<workgroup>>
+    memref.store %c, %s[%t] : memref<?xf32, #gpu.address_space<workgroup>>
+  } {mapping = [#gpu.thread<x>]}
+  return
+}

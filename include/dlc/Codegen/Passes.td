@@ -91,13 +91,50 @@ def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
     `dlc_kernels`), replacing the workgroup `scf.forall` by block ids and
     the nested thread `scf.forall` by thread ids (x is the innermost forall
     dimension). The threads per workgroup come from `dlc.workgroup_size`
-    and are recorded as the kernel's known block size.
+    and are recorded as the kernel's known block size. Buffers allocated in
+    workgroup memory (`#gpu.address_space<workgroup>`) become the
+    gpu.func's workgroup attributions.
   }];
   let options = [
     Option<"modulePerKernel", "module-per-kernel", "bool", "false",
            "Put each kernel in its own gpu.module">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def GPUPromoteShared : Pass<"dlc-gpu-promote-shared", "mlir::ModuleOp"> {
+  let summary = "GPU kernels: stage contraction inputs in workgroup memory";
+  let description = [{
+    Runs on bufferized kernels, before dlc-gpu-outline-kernels. In a thread
+    loop (`scf.forall` mapped to GPU threads) each thread runs a linalg op
+    with reduction loops (matmul, convolution) on its own window of the
+    inputs. An input window qualifies when it is a subview of a buffer
+    defined outside the thread loop, at offsets that are linear in the
+    thread variables, or a private buffer filled by an elementwise
+    producer that sees the thread only through such offsets (the gather
+    of a padded convolution). Its footprint is the union of the windows of
+    the workgroup's threads; when the threads read its elements at least
+    twice over (reuse >= 2), the input is staged: all threads fill a
+    workgroup buffer of the footprint's shape, one element per thread in
+    turn, a `gpu.barrier` follows, and the linalg op reads its window from
+    the buffer. When the staged footprints exceed `budget` bytes, the
+    longest reduction loop that every operand indexes as a plain dimension
+    is stepped through in the largest tiles that fit (a K loop with a
+    barrier after each step); inputs that still do not fit stay in global
+    memory, least reused first. Element types f32, f16 and i32.
+  }];
+  let options = [
+    Option<"memorySpace", "memory-space", "std::string",
+           "\"#gpu.address_space<workgroup>\"",
+           "Memory space attribute of the workgroup buffers">,
+    Option<"budget", "budget", "int64_t", "12288",
+           "Workgroup memory per contraction, in bytes">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect"];
 }
 
