@@ -168,6 +168,75 @@ Value buildConvolution(OpBuilder &b, Location loc, Value x, Value w,
   Value init = zeroFilled(b, loc, outShape, acc);
   Type resultType = init.getType();
 
+  // Non-overlapping windows (a vision transformer's patch embedding: a
+  // 16x16 kernel with stride 16): the windows are copied out as columns
+  // (each input element once), and the convolution becomes a product over
+  // (c, k...) whose output pixels are contiguous in the columns. Kernels
+  // vectorize it along the pixels; read in place, neighbouring pixels are
+  // a stride apart.
+  int64_t taps = 1;
+  for (int64_t k : kernel)
+    taps *= k;
+  if (groups == 1 && taps > 1 && strides == kernel && isa<FloatType>(acc) &&
+      llvm::all_of(dilations, [](int64_t d) { return d == 1; })) {
+    // Columns (n, c, k..., out...): the input, cut to whole windows, split
+    // into (out, k) per spatial dim and transposed. A named transpose, so
+    // that elementwise fusion does not fold it back into strided reads.
+    SmallVector<OpFoldResult> offsets(2 + rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(n), b.getIndexAttr(c)};
+    SmallVector<OpFoldResult> ones(2 + rank, b.getIndexAttr(1));
+    SmallVector<int64_t> split = {n, c};
+    SmallVector<ReassociationIndices> groupsOf = {{0}, {1}};
+    SmallVector<int64_t> perm = {0, 1};
+    bool cut = false;
+    for (unsigned i = 0; i < rank; ++i) {
+      int64_t whole = outSpatial[i] * kernel[i];
+      cut |= whole != inSpatial[i];
+      sizes.push_back(b.getIndexAttr(whole));
+      split.append({outSpatial[i], kernel[i]});
+      groupsOf.push_back({2 + 2 * i, 3 + 2 * i});
+      perm.push_back(3 + 2 * i);
+    }
+    for (unsigned i = 0; i < rank; ++i)
+      perm.push_back(2 + 2 * i);
+    Value whole = x;
+    if (cut)
+      whole = tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, ones);
+    Value windows = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(split, xType.getElementType()), whole,
+        groupsOf);
+    SmallVector<int64_t> colShape = concat(concat({n, c}, kernel), outSpatial);
+    Value colInit =
+        tensor::EmptyOp::create(b, loc, colShape, xType.getElementType());
+    Value cols = linalg::TransposeOp::create(b, loc, windows, colInit, perm)
+                     .getResult()[0];
+    // Product: loops (n, m, out..., c, k...).
+    unsigned numLoops = 3 + 2 * rank;
+    unsigned cLoop = 2 + rank;
+    SmallVector<unsigned> colDims = {0, cLoop};
+    colDims.append(range(cLoop + 1, numLoops));
+    colDims.append(range(2, cLoop));
+    SmallVector<unsigned> wDims = {1};
+    wDims.append(range(cLoop, numLoops));
+    SmallVector<AffineMap> maps = {dimsMap(ctx, numLoops, colDims),
+                                   dimsMap(ctx, numLoops, wDims),
+                                   dimsMap(ctx, numLoops, range(0, cLoop))};
+    SmallVector<utils::IteratorType> iterators(numLoops,
+                                               utils::IteratorType::parallel);
+    for (unsigned i = cLoop; i < numLoops; ++i)
+      iterators[i] = utils::IteratorType::reduction;
+    return linalg::GenericOp::create(
+               b, loc, resultType, ValueRange{cols, w}, init, maps, iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                 Value p =
+                     arith::MulFOp::create(nb, nloc, widen(nb, nloc, a[0], acc),
+                                           widen(nb, nloc, a[1], acc));
+                 Value sum = arith::AddFOp::create(nb, nloc, a[2], p);
+                 linalg::YieldOp::create(nb, nloc, sum);
+               })
+        .getResult(0);
+  }
+
   if (groups == 1 && rank <= 3) {
     SmallVector<Value> ins = {x, w};
     if (rank == 1)
