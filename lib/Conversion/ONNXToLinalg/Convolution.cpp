@@ -148,6 +148,29 @@ Value biasAndRound(OpBuilder &b, Location loc, Value conv, Value bias, Type t) {
 
 //===--- convolution ------------------------------------------------------===//
 
+/// init[...] += lhs[...] * rhs[...] in `acc` as a linalg.generic over
+/// `maps`, whose loops from `firstReduction` on are reductions.
+Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         Value init, ArrayRef<AffineMap> maps,
+                         unsigned firstReduction, Type acc) {
+  unsigned numLoops = maps.front().getNumDims();
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  for (unsigned i = firstReduction; i < numLoops; ++i)
+    iterators[i] = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{lhs, rhs}, init, maps,
+             iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange a) {
+               Value p =
+                   arith::MulFOp::create(nb, nloc, widen(nb, nloc, a[0], acc),
+                                         widen(nb, nloc, a[1], acc));
+               Value sum = arith::AddFOp::create(nb, nloc, a[2], p);
+               linalg::YieldOp::create(nb, nloc, sum);
+             })
+      .getResult(0);
+}
+
 /// A convolution of the padded input `x` (N, C, D...) with `w`
 /// (M, C / groups, K...), accumulated in `acc`: (N, M, out...).
 Value buildConvolution(OpBuilder &b, Location loc, Value x, Value w,
@@ -221,20 +244,7 @@ Value buildConvolution(OpBuilder &b, Location loc, Value x, Value w,
     SmallVector<AffineMap> maps = {dimsMap(ctx, numLoops, colDims),
                                    dimsMap(ctx, numLoops, wDims),
                                    dimsMap(ctx, numLoops, range(0, cLoop))};
-    SmallVector<utils::IteratorType> iterators(numLoops,
-                                               utils::IteratorType::parallel);
-    for (unsigned i = cLoop; i < numLoops; ++i)
-      iterators[i] = utils::IteratorType::reduction;
-    return linalg::GenericOp::create(
-               b, loc, resultType, ValueRange{cols, w}, init, maps, iterators,
-               [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                 Value p =
-                     arith::MulFOp::create(nb, nloc, widen(nb, nloc, a[0], acc),
-                                           widen(nb, nloc, a[1], acc));
-                 Value sum = arith::AddFOp::create(nb, nloc, a[2], p);
-                 linalg::YieldOp::create(nb, nloc, sum);
-               })
-        .getResult(0);
+    return multiplyAccumulate(b, loc, cols, w, init, maps, cLoop, acc);
   }
 
   if (groups == 1 && rank <= 3) {
@@ -295,21 +305,7 @@ Value buildConvolution(OpBuilder &b, Location loc, Value x, Value w,
     SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, xExprs, ctx),
                                    dimsMap(ctx, numLoops, wDims),
                                    dimsMap(ctx, numLoops, range(0, 3 + rank))};
-    SmallVector<utils::IteratorType> iterators(numLoops,
-                                               utils::IteratorType::parallel);
-    for (unsigned i = cLoop; i < numLoops; ++i)
-      iterators[i] = utils::IteratorType::reduction;
-    yg =
-        linalg::GenericOp::create(
-            b, loc, initG.getType(), ValueRange{xg, wg}, initG, maps, iterators,
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              Value p =
-                  arith::MulFOp::create(nb, nloc, widen(nb, nloc, a[0], acc),
-                                        widen(nb, nloc, a[1], acc));
-              Value sum = arith::AddFOp::create(nb, nloc, a[2], p);
-              linalg::YieldOp::create(nb, nloc, sum);
-            })
-            .getResult(0);
+    yg = multiplyAccumulate(b, loc, xg, wg, initG, maps, cLoop, acc);
   }
   return reshapeTo(b, loc, yg, outShape);
 }
