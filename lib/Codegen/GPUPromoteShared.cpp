@@ -36,12 +36,16 @@ bool isZero(ArrayRef<int64_t> c) {
   return llvm::all_of(c, [](int64_t x) { return x == 0; });
 }
 
+/// The op that defines `v` or whose region has it as an argument.
+Operation *ownerOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner()->getParentOp();
+  return v.getDefiningOp();
+}
+
 /// Whether `v` is defined outside `threads` (the same for every thread).
 bool isOutside(Value v, scf::ForallOp threads) {
-  Operation *owner = isa<BlockArgument>(v)
-                         ? cast<BlockArgument>(v).getOwner()->getParentOp()
-                         : v.getDefiningOp();
-  return !threads->isAncestor(owner);
+  return !threads->isAncestor(ownerOf(v));
 }
 
 /// The coefficient of each dim and symbol of a linear affine expression,
@@ -67,8 +71,8 @@ std::optional<SmallVector<int64_t>> linearCoeffs(AffineExpr e, unsigned dims,
     auto r = linearCoeffs(bin.getRHS(), dims, symbols);
     if (!l || !r)
       return std::nullopt;
-    for (auto [x, y] : llvm::zip(c, llvm::zip(*l, *r)))
-      x = std::get<0>(y) + std::get<1>(y);
+    for (unsigned i = 0; i < c.size(); ++i)
+      c[i] = (*l)[i] + (*r)[i];
     return c;
   }
   if (e.getKind() == AffineExprKind::Mul) {
@@ -157,7 +161,7 @@ struct Staged {
   // private window.
   Value source;
   SmallVector<OpFoldResult> offsets;
-  mutable linalg::GenericOp producer;
+  linalg::GenericOp producer;
 };
 
 int64_t product(ArrayRef<int64_t> shape) {
@@ -241,10 +245,7 @@ std::optional<Staged> stagedProducer(Value input, Operation *consumer,
     if (op == producer.getOperation())
       return;
     for (Value v : op->getOperands()) {
-      Operation *owner = isa<BlockArgument>(v)
-                             ? cast<BlockArgument>(v).getOwner()->getParentOp()
-                             : v.getDefiningOp();
-      if (isOutside(v, threads) || producer->isAncestor(owner))
+      if (isOutside(v, threads) || producer->isAncestor(ownerOf(v)))
         continue;
       // A value of the thread loop's body: only zero-coefficient values and
       // the loop variables (handled below) may be used.
@@ -352,8 +353,9 @@ private:
 
   void promote(linalg::LinalgOp op);
   Value threadLinearId(OpBuilder &b, Location loc);
+  SmallVector<Value> sourceOffsets(OpBuilder &b, Location loc, const Staged &s);
   void fill(OpBuilder &b, Location loc, const Staged &s, Value buffer,
-            Value k0);
+            ArrayRef<Value> bases, Value threadId, Value k0);
 };
 
 Value Promoter::threadLinearId(OpBuilder &b, Location loc) {
@@ -366,30 +368,35 @@ Value Promoter::threadLinearId(OpBuilder &b, Location loc) {
   return id;
 }
 
-/// All threads together fill `buffer` (the footprint of `s`, at reduction
-/// step `k0`): thread i takes elements i, i + threads, ...
-void Promoter::fill(OpBuilder &b, Location loc, const Staged &s, Value buffer,
-                    Value k0) {
-  // Thread 0's offsets into the source (a window at the footprint's start).
+/// Thread 0's offsets into the source of `s` (the footprint's start);
+/// none for a staged producer.
+SmallVector<Value> Promoter::sourceOffsets(OpBuilder &b, Location loc,
+                                           const Staged &s) {
   SmallVector<Value> bases;
-  if (!s.producer) {
-    IRMapping map;
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    for (Value iv : threads.getInductionVars())
-      map.map(iv, zero);
-    for (OpFoldResult o : s.offsets) {
-      if (!o)
-        bases.push_back(zero);
-      else if (auto v = dyn_cast<Value>(o))
-        bases.push_back(atThreadZero(b, v, threads, map));
-      else
-        bases.push_back(getValueOrCreateConstantIndexOp(b, loc, o));
-    }
+  if (s.producer)
+    return bases;
+  IRMapping map;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  for (Value iv : threads.getInductionVars())
+    map.map(iv, zero);
+  for (OpFoldResult o : s.offsets) {
+    if (!o)
+      bases.push_back(zero);
+    else if (auto v = dyn_cast<Value>(o))
+      bases.push_back(atThreadZero(b, v, threads, map));
+    else
+      bases.push_back(getValueOrCreateConstantIndexOp(b, loc, o));
   }
+  return bases;
+}
+
+/// All threads together fill `buffer` (the footprint of `s`, at reduction
+/// step `k0`): thread i (`threadId`) takes elements i, i + threads, ...
+void Promoter::fill(OpBuilder &b, Location loc, const Staged &s, Value buffer,
+                    ArrayRef<Value> bases, Value threadId, Value k0) {
   Value total = arith::ConstantIndexOp::create(b, loc, product(s.footprint));
   Value step = arith::ConstantIndexOp::create(b, loc, numThreads());
-  Value first = threadLinearId(b, loc);
-  auto loop = scf::ForOp::create(b, loc, first, total, step);
+  auto loop = scf::ForOp::create(b, loc, threadId, total, step);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   // Footprint index of the element (row-major).
@@ -407,21 +414,21 @@ void Promoter::fill(OpBuilder &b, Location loc, const Staged &s, Value buffer,
     pos[s.reducedDim] =
         arith::AddIOp::create(b, loc, pos[s.reducedDim], k0).getResult();
   Value value;
-  if (s.producer) {
+  if (linalg::GenericOp producer = s.producer) {
     IRMapping map;
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     for (Value iv : threads.getInductionVars())
       map.map(iv, zero);
-    for (Operation &op : s.producer.getRegion().front().without_terminator()) {
+    Block &body = producer.getRegion().front();
+    for (Operation &op : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(op)) {
         map.map(index.getResult(), pos[index.getDim()]);
         continue;
       }
       b.clone(op, map);
     }
-    auto yield =
-        cast<linalg::YieldOp>(s.producer.getRegion().front().getTerminator());
-    value = map.lookupOrDefault(yield.getOperand(0));
+    value = map.lookupOrDefault(
+        cast<linalg::YieldOp>(body.getTerminator()).getOperand(0));
   } else {
     SmallVector<Value> indices;
     for (auto [base, p] : llvm::zip(bases, pos))
@@ -554,12 +561,17 @@ void Promoter::promote(linalg::LinalgOp op) {
                           MemRefLayoutAttrInterface(), space)));
     }
   }
+  // What every step shares: the thread's linear id, the sources' offsets.
+  Value threadId = threadLinearId(b, loc);
+  SmallVector<SmallVector<Value>> bases;
+  for (const Staged &s : staged)
+    bases.push_back(sourceOffsets(b, loc, s));
   // One reduction step: fill, wait, compute on the staged tiles (and the
   // step's slice of the other inputs), wait before the next fill.
   bool looped = step < total;
   auto body = [&](OpBuilder &b, Value k0) {
-    for (auto [s, buffer] : llvm::zip(staged, buffers))
-      fill(b, loc, s, buffer, k0);
+    for (auto [s, buffer, base] : llvm::zip(staged, buffers, bases))
+      fill(b, loc, s, buffer, base, threadId, k0);
     gpu::BarrierOp::create(b, loc);
     SmallVector<Value> operands(op->getOperands());
     for (OpOperand *input : op.getDpsInputOperands()) {
