@@ -141,26 +141,41 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   if (k.reductions.empty())
     return std::nullopt;
   // p: stride 1 in the output and in one input (a), absent from the other
-  // (b); f: in the output and b only, and only as a plain map result (the
-  // rows past the last block are restricted through subviews).
+  // (b); f: in the output (as a plain dim) and b only, preferably b's
+  // innermost dim, so that a block's broadcasts read neighbours.
   for (unsigned ai = 0; ai < 2; ++ai) {
     unsigned bi = 1 - ai;
     Value aValue = op.getDpsInputs()[ai];
     std::optional<unsigned> p, f;
+    bool fInnermost = false; // f walks b's innermost dim
     for (unsigned d = 0; d < iterators.size(); ++d) {
       if (iterators[d] != utils::IteratorType::parallel)
         continue;
       if (unitStride(maps[2], out, d, /*exact=*/true) &&
           unitStride(maps[ai], aValue, d, /*exact=*/false) &&
-          !uses(maps[bi], d))
+          !uses(maps[bi], d)) {
         p = d;
-      else if (uses(maps[2], d) && uses(maps[bi], d) && !uses(maps[ai], d) &&
-               llvm::all_of(maps, [&](AffineMap m) {
-                 return llvm::all_of(m.getResults(), [&](AffineExpr e) {
-                   return isa<AffineDimExpr>(e) || !e.isFunctionOfDim(d);
-                 });
-               }))
+        continue;
+      }
+      // A row: in the output as a plain dim, in b linearly (a window
+      // `ow * s + kw` of a channels-last convolution's input included).
+      bool plainInOut = llvm::any_of(maps[2].getResults(), [&](AffineExpr e) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        return dim && dim.getPosition() == d;
+      });
+      bool linear = llvm::all_of(maps, [&](AffineMap m) {
+        return llvm::all_of(m.getResults(), [&](AffineExpr e) {
+          return coefficient(e, d).has_value();
+        });
+      });
+      if (!plainInOut || !linear || !uses(maps[bi], d) || uses(maps[ai], d))
+        continue;
+      bool innermost = maps[bi].getNumResults() > 0 &&
+                       maps[bi].getResults().back().isFunctionOfDim(d);
+      if (!f || innermost || !fInnermost) {
         f = d;
+        fInnermost = innermost;
+      }
     }
     if (!p)
       continue;
@@ -202,50 +217,28 @@ struct CPURegisterTilePass
     return result;
   }
 
-  /// A copy of `op` over loop ranges [begin, begin + size), through
-  /// subviews of its operands (the restricted loops appear in the maps only
-  /// as plain results).
-  void cloneRestricted(linalg::GenericOp op, ArrayRef<int64_t> begin,
-                       ArrayRef<int64_t> size) {
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    SmallVector<int64_t> trips = op.getStaticLoopRanges();
-    SmallVector<Value> operands;
-    for (OpOperand &operand : op->getOpOperands()) {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      auto type = cast<MemRefType>(operand.get().getType());
-      SmallVector<OpFoldResult> offsets, sizes, strides;
-      for (auto [r, e] : llvm::enumerate(map.getResults())) {
-        int64_t offset = 0, extent = type.getDimSize(r);
-        if (auto dim = dyn_cast<AffineDimExpr>(e))
-          if (size[dim.getPosition()] != trips[dim.getPosition()]) {
-            offset = begin[dim.getPosition()];
-            extent = size[dim.getPosition()];
-          }
-        offsets.push_back(b.getIndexAttr(offset));
-        sizes.push_back(b.getIndexAttr(extent));
-        strides.push_back(b.getIndexAttr(1));
-      }
-      operands.push_back(memref::SubViewOp::create(b, loc, operand.get(),
-                                                   offsets, sizes, strides));
-    }
-    Operation *clone = b.clone(*op.getOperation());
-    clone->setOperands(operands);
+  /// Rows per block: all of them when few, else the largest count in
+  /// (max/2, max] that divides them (no remainder block), else `max`.
+  static int64_t rowsPerBlock(int64_t trips, int64_t max) {
+    if (trips <= max)
+      return trips;
+    for (int64_t r = max; r > max / 2; --r)
+      if (trips % r == 0)
+        return r;
+    return max;
   }
 
   LogicalResult tile(linalg::GenericOp op, const Contraction &k) {
     SmallVector<int64_t> trips = op.getStaticLoopRanges();
+    if (llvm::any_of(trips, [](int64_t t) { return t == 0; }))
+      return failure();
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     int64_t vectors = 2;
-    int64_t rows = !k.f ? 1 : vectorBits >= 512 ? 8 : 4;
-    while (k.f && rows > trips[*k.f])
-      rows /= 2; // workgroup tiles may hold only a few rows
+    int64_t rows =
+        k.f ? rowsPerBlock(trips[*k.f], vectorBits >= 512 ? 8 : 4) : 1;
     int64_t block = lanes * vectors;
     int64_t fullCols = trips[k.p] / block * block;
     int64_t fullRows = k.f ? trips[*k.f] / rows * rows : 1;
-    if (fullRows == 0 ||
-        llvm::any_of(k.reductions, [&](unsigned d) { return trips[d] == 0; }))
-      return failure();
 
     IRRewriter rewriter(op.getContext());
     Location loc = op.getLoc();
@@ -258,30 +251,46 @@ struct CPURegisterTilePass
     };
     VectorType vecType = VectorType::get({lanes}, rewriter.getF32Type());
     unsigned numLoops = trips.size();
-
-    // Nested loops over the outer dims, rows blocks, column blocks.
     SmallVector<Value> ivs(numLoops);
-    OpBuilder bld = rewriter;
-    SmallVector<scf::ForOp> loops;
-    auto loop = [&](int64_t lb, int64_t ub, int64_t step) {
-      auto f = scf::ForOp::create(bld, loc, cst(bld, lb), cst(bld, ub),
-                                  cst(bld, step));
-      bld.setInsertionPoint(f.getBody()->getTerminator());
-      loops.push_back(f);
+
+    /// A loop [lb, ub) by `step`; `at` moves into its body.
+    auto loop = [&](OpBuilder &at, int64_t lb, int64_t ub,
+                    int64_t step) -> Value {
+      auto f =
+          scf::ForOp::create(at, loc, cst(at, lb), cst(at, ub), cst(at, step));
+      at.setInsertionPoint(f.getBody()->getTerminator());
       return f.getInductionVar();
     };
-    for (unsigned d : k.outer)
-      ivs[d] = loop(0, trips[d], 1);
-    Value f0 = k.f ? loop(0, fullRows, rows) : Value();
-    auto row = [&](OpBuilder &at, int64_t i) {
-      if (k.f)
-        ivs[*k.f] = arith::AddIOp::create(at, loc, f0, cst(at, i));
-    };
 
-    // One block of rows x n vectors at column p0; the last vector covers
-    // only `lastLanes` columns (masked loads and stores) when below `lanes`.
-    auto emitBlock = [&](OpBuilder &at, Value p0, int64_t n,
-                         int64_t lastLanes) {
+    // The outermost reduction loop runs in chunks when a block's operands
+    // over all reduction steps would not stay in cache: every block then
+    // reuses a chunk's operands from cache (a filter's slice, read again
+    // by each block of pixels, would otherwise come from memory each
+    // time), at the price of loading and storing its accumulators once per
+    // chunk.
+    unsigned r0 = k.reductions.front();
+    int64_t stepBytes = (block + rows) * 4;
+    for (unsigned r : k.reductions)
+      if (r != r0)
+        stepBytes *= trips[r];
+    int64_t chunk = trips[r0];
+    if (trips[r0] * stepBytes > chunkBytes) {
+      int64_t fit = std::max<int64_t>(chunkBytes / stepBytes, 1);
+      while (trips[r0] % fit != 0)
+        --fit;
+      chunk = fit;
+    }
+    Value chunk0;
+
+    // One block of `nRows` rows from f0 x n vectors from column p0; the
+    // last vector covers only `lastLanes` columns (masked loads and
+    // stores) when below `lanes`.
+    auto emitBlock = [&](OpBuilder &at, Value f0, int64_t nRows, Value p0,
+                         int64_t n, int64_t lastLanes) {
+      auto row = [&](OpBuilder &bb, int64_t i) {
+        if (k.f)
+          ivs[*k.f] = arith::AddIOp::create(bb, loc, f0, cst(bb, i));
+      };
       Value mask;
       if (lastLanes < lanes)
         mask = vector::CreateMaskOp::create(
@@ -298,7 +307,7 @@ struct CPURegisterTilePass
       };
       SmallVector<Value> accs;
       SmallVector<SmallVector<Value>> outIdx;
-      for (int64_t i = 0; i < rows; ++i)
+      for (int64_t i = 0; i < nRows; ++i)
         for (int64_t j = 0; j < n; ++j) {
           row(at, i);
           ivs[k.p] = arith::AddIOp::create(at, loc, p0, cst(at, j * lanes));
@@ -312,8 +321,12 @@ struct CPURegisterTilePass
       OpBuilder in = at;
       ValueRange carried = accs;
       for (unsigned r : k.reductions) {
-        auto loop = scf::ForOp::create(in, loc, cst(in, 0), cst(in, trips[r]),
-                                       cst(in, 1), carried);
+        Value lb = cst(in, 0), ub = cst(in, trips[r]);
+        if (r == k.reductions.front() && chunk0) {
+          lb = chunk0;
+          ub = arith::AddIOp::create(in, loc, chunk0, cst(in, chunk));
+        }
+        auto loop = scf::ForOp::create(in, loc, lb, ub, cst(in, 1), carried);
         ivs[r] = loop.getInductionVar();
         carried = loop.getRegionIterArgs();
         nest.push_back(loop);
@@ -354,7 +367,7 @@ struct CPURegisterTilePass
         avec.push_back(vector::ShuffleOp::create(in, loc, lo, hi, even));
       }
       SmallVector<Value> next;
-      for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t i = 0; i < nRows; ++i) {
         row(in, i);
         ivs[k.p] = cst(in, 0);
         Value s = memref::LoadOp::create(in, loc, b,
@@ -379,24 +392,77 @@ struct CPURegisterTilePass
       }
     };
 
+    using RowBody = llvm::function_ref<void(OpBuilder &, Value, int64_t)>;
+    using ColBody =
+        llvm::function_ref<void(OpBuilder &, Value, int64_t, int64_t)>;
+    // The outer dims, then full blocks of rows, then one block of the rows
+    // left over.
+    auto forEachRowBlock = [&](OpBuilder at, RowBody body) {
+      for (unsigned d : k.outer)
+        ivs[d] = loop(at, 0, trips[d], 1);
+      if (!k.f) {
+        body(at, Value(), 1);
+        return;
+      }
+      if (fullRows > 0) {
+        OpBuilder inRows = at;
+        body(inRows, loop(inRows, 0, fullRows, rows), rows);
+      }
+      if (int64_t rest = trips[*k.f] - fullRows)
+        body(at, cst(at, fullRows), rest);
+    };
     // Full column blocks, then one narrower block for the rest.
-    if (fullCols > 0) {
-      OpBuilder outer = bld;
-      Value p0 = loop(0, fullCols, block);
-      emitBlock(bld, p0, vectors, lanes);
-      bld = outer;
-    }
-    if (int64_t rest = trips[k.p] - fullCols) {
-      int64_t n = (rest + lanes - 1) / lanes;
-      emitBlock(bld, cst(bld, fullCols), n, rest - (n - 1) * lanes);
-    }
+    auto forEachColBlock = [&](OpBuilder at, ColBody body) {
+      if (fullCols > 0) {
+        OpBuilder inCols = at;
+        body(inCols, loop(inCols, 0, fullCols, block), vectors, lanes);
+      }
+      if (int64_t rest = trips[k.p] - fullCols) {
+        int64_t n = (rest + lanes - 1) / lanes;
+        body(at, cst(at, fullCols), n, rest - (n - 1) * lanes);
+      }
+    };
 
-    // Rows past the last full block keep the original op, on subviews.
-    SmallVector<int64_t> begin(numLoops, 0), size(trips);
-    if (k.f && fullRows != trips[*k.f]) {
-      begin[*k.f] = fullRows;
-      size[*k.f] = trips[*k.f] - fullRows;
-      cloneRestricted(op, begin, size);
+    // Column blocks innermost keep a block of b's rows in cache while the
+    // columns stream past; outermost keep a column slice of `a` (a
+    // filter's, when it uses neither outer nor row loops) in cache while
+    // all rows stream past. Whichever reads fewer bytes in all.
+    auto volume = [&](AffineMap map) {
+      int64_t v = 1;
+      for (unsigned d = 0; d < numLoops; ++d)
+        if (uses(map, d))
+          v *= trips[d];
+      return v;
+    };
+    bool aIndependent =
+        llvm::none_of(k.outer, [&](unsigned d) { return uses(maps[k.a], d); });
+    int64_t rowBlocks = 1;
+    for (unsigned d : k.outer)
+      rowBlocks *= trips[d];
+    if (k.f)
+      rowBlocks *= (trips[*k.f] + rows - 1) / rows;
+    int64_t colBlocks = (trips[k.p] + block - 1) / block;
+    bool columnsOuter =
+        aIndependent && volume(maps[k.a]) + volume(maps[k.b]) * colBlocks <
+                            volume(maps[k.b]) + volume(maps[k.a]) * rowBlocks;
+
+    OpBuilder start = rewriter;
+    if (chunk < trips[r0])
+      chunk0 = loop(start, 0, trips[r0], chunk);
+    if (columnsOuter) {
+      forEachColBlock(
+          start, [&](OpBuilder &at, Value p0, int64_t n, int64_t lastLanes) {
+            forEachRowBlock(at, [&](OpBuilder &in, Value f0, int64_t nRows) {
+              emitBlock(in, f0, nRows, p0, n, lastLanes);
+            });
+          });
+    } else {
+      forEachRowBlock(start, [&](OpBuilder &at, Value f0, int64_t nRows) {
+        forEachColBlock(
+            at, [&](OpBuilder &in, Value p0, int64_t n, int64_t lastLanes) {
+              emitBlock(in, f0, nRows, p0, n, lastLanes);
+            });
+      });
     }
     rewriter.eraseOp(op);
     return success();

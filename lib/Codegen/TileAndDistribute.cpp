@@ -109,28 +109,96 @@ struct TilingPlan {
   SmallVector<int64_t> workgroupSize; ///< x, y, z
 };
 
+/// The iterations of the kernel's largest loop nest: a convolution or
+/// matrix product's reduction loops count, not only its outputs.
+int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
+  auto volume = [](ArrayRef<int64_t> extents) {
+    int64_t v = 1;
+    for (int64_t e : extents)
+      v *= ShapedType::isDynamic(e) ? 1 : std::max<int64_t>(e, 1);
+    return v;
+  };
+  int64_t work = volume(rootExtents);
+  kernel.walk([&](linalg::LinalgOp op) {
+    work = std::max(work, volume(op.getStaticLoopRanges()));
+  });
+  return work;
+}
+
+/// The root loop that walks the output channels of a channels-last
+/// convolution in the kernel (dlc-conv-channels-last), and the size of its
+/// channel blocks: the convolution's innermost output dim indexes its
+/// filter, not its input, and the root reads that dim of the convolution's
+/// result as `channel` or `channel mod block`.
+struct ChannelLoop {
+  unsigned loop;
+  int64_t block;
+  Value result; ///< the convolution's, which the root reads
+};
+std::optional<ChannelLoop> channelsLastLoop(func::FuncOp kernel,
+                                            linalg::LinalgOp root) {
+  std::optional<ChannelLoop> found;
+  kernel.walk([&](linalg::GenericOp conv) {
+    if (conv.getNumDpsInputs() != 2 || conv.getNumDpsInits() != 1 ||
+        conv.getNumReductionLoops() == 0 ||
+        !linalg::isaConvolutionOpInterface(conv))
+      return;
+    AffineMap out = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
+    AffineMap in = conv.getMatchingIndexingMap(conv.getDpsInputOperand(0));
+    AffineMap filter = conv.getMatchingIndexingMap(conv.getDpsInputOperand(1));
+    if (out.getNumResults() == 0 || filter.getNumResults() == 0)
+      return;
+    auto channel = dyn_cast<AffineDimExpr>(out.getResults().back());
+    if (!channel || filter.getResults().back() != channel ||
+        llvm::any_of(in.getResults(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(channel.getPosition());
+        }))
+      return;
+    int64_t block = conv.getStaticLoopRanges()[channel.getPosition()];
+    if (conv.getOperation() == root.getOperation()) {
+      found = ChannelLoop{channel.getPosition(), block, Value()};
+      return;
+    }
+    unsigned last = out.getNumResults() - 1;
+    for (OpOperand *operand : root.getDpsInputOperands()) {
+      if (operand->get() != conv->getResult(0))
+        continue;
+      AffineExpr e = root.getMatchingIndexingMap(operand).getResult(last);
+      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+          bin && bin.getKind() == AffineExprKind::Mod)
+        e = bin.getLHS();
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        found = ChannelLoop{dim.getPosition(), block, conv->getResult(0)};
+    }
+  });
+  return found;
+}
+
 /// CPUs: split outer parallel loops until there are about `target`
-/// workgroups of at least `minWork` iterations each.
+/// workgroups of at least `minWork` iterations (of `work` in all) each.
 TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
                    ArrayRef<int64_t> extents,
                    const llvm::SmallBitVector &reduced,
-                   const llvm::SmallBitVector &preferred, int64_t target,
-                   int64_t minWork) {
+                   const llvm::SmallBitVector &preferred, int64_t work,
+                   int64_t target, int64_t minWork,
+                   std::optional<ChannelLoop> channels) {
   TilingPlan plan;
   plan.workgroupTiles.assign(iterators.size(), 0);
   plan.workgroupSize = {1, 1, 1};
-  int64_t work = 1;
-  for (int64_t e : extents)
-    work *= std::max<int64_t>(e, 1);
   int64_t remaining =
       std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, target);
-  // The last parallel loop is the one kernels vectorize (the output's
-  // columns): its tiles keep at least kMinColumns iterations.
+  // The loop kernels vectorize, the output's columns (the last parallel
+  // loop) or the output channels of a channels-last convolution, keeps
+  // tiles of at least kMinColumns iterations. A channels-last convolution
+  // is split along output channels only: each workgroup then reads its
+  // slice of the filter once, for all pixels.
   constexpr int64_t kMinColumns = 32;
   int64_t lastParallel = -1;
   for (auto [i, it] : llvm::enumerate(iterators))
     if (it == utils::IteratorType::parallel)
       lastParallel = i;
+  if (channels)
+    lastParallel = channels->loop;
   // Preferred loops first (in order), then the others; the grid keeps
   // loop order.
   SmallVector<unsigned> order;
@@ -147,12 +215,18 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
         llvm::count_if(counts, [](int64_t c) { return c > 0; }) == 3)
       break;
     if (it != utils::IteratorType::parallel || reduced.test(i) ||
-        extents[i] <= 1)
+        extents[i] <= 1 || (channels && i != channels->loop))
       continue;
     int64_t limit = remaining;
     if (static_cast<int64_t>(i) == lastParallel)
       limit = std::min(limit, std::max<int64_t>(extents[i] / kMinColumns, 1));
-    int64_t count = largestDivisorAtMost(extents[i], limit);
+    // Channel tiles are whole channel blocks.
+    int64_t granule = channels && i == channels->loop
+                          ? std::max<int64_t>(channels->block, 1)
+                          : 1;
+    if (extents[i] % granule != 0)
+      continue;
+    int64_t count = largestDivisorAtMost(extents[i] / granule, limit);
     if (count <= 1)
       continue;
     plan.workgroupTiles[i] = extents[i] / count;
@@ -265,11 +339,14 @@ bool tilesWrongly(AffineMap map) {
 
 /// Turns the inputs of `op` that tilesWrongly into gathers: the body reads
 /// them with tensor.extract at the map applied to the loop indices, which
-/// tiling keeps absolute.
-void inputsToGathers(IRRewriter &rewriter, linalg::GenericOp op) {
+/// tiling keeps absolute. `keep` is not gathered: a channels-last
+/// convolution's result, read as (c floordiv B, c mod B), tiles right in
+/// tiles of whole blocks, which the CPU plan keeps to.
+void inputsToGathers(IRRewriter &rewriter, linalg::GenericOp op, Value keep) {
   SmallVector<unsigned> gathered;
   for (OpOperand *input : op.getDpsInputOperands())
     if (isa<RankedTensorType>(input->get().getType()) &&
+        (!keep || input->get() != keep) &&
         tilesWrongly(op.getMatchingIndexingMap(input)))
       gathered.push_back(input->getOperandNumber());
   if (gathered.empty())
@@ -535,12 +612,20 @@ LogicalResult insertSliceToGather(IRRewriter &rewriter,
 LogicalResult tileKernel(func::FuncOp kernel,
                          const dlc::TileAndDistributeOptions &options) {
   Builder b(kernel.getContext());
+  // CPUs: a channels-last convolution and the root loop of its channels.
+  std::optional<ChannelLoop> channels;
+  if (options.maxThreads == 0) {
+    auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+    if (ret.getNumOperands())
+      if (auto root = ret.getOperand(0).getDefiningOp<linalg::LinalgOp>())
+        channels = channelsLastLoop(kernel, root);
+  }
   {
     SmallVector<linalg::GenericOp> generics;
     kernel.walk([&](linalg::GenericOp g) { generics.push_back(g); });
     IRRewriter rewriter(kernel.getContext());
     for (linalg::GenericOp g : generics)
-      inputsToGathers(rewriter, g);
+      inputsToGathers(rewriter, g, channels ? channels->result : Value());
   }
   if (options.maxThreads > 0) {
     SmallVector<tensor::PadOp> pads;
@@ -601,12 +686,17 @@ LogicalResult tileKernel(func::FuncOp kernel,
     return success();
   }
   llvm::SmallBitVector reduced = reducedLoops(kernel, root, iterators.size());
+  llvm::SmallBitVector preferred(iterators.size());
+  if (channels)
+    preferred.set(channels->loop);
+  else
+    preferred = paddedInputLoops(kernel, root, iterators.size());
   TilingPlan plan =
       options.maxThreads > 0
           ? planGPU(iterators, extents, reduced, options.maxThreads)
-          : planCPU(iterators, extents, reduced,
-                    paddedInputLoops(kernel, root, iterators.size()),
-                    options.targetWorkgroups, options.minWork);
+          : planCPU(iterators, extents, reduced, preferred,
+                    kernelWork(kernel, extents), options.targetWorkgroups,
+                    options.minWork, channels);
   // On GPUs one thread for the whole kernel is the worst plan: splitting
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).

@@ -31,7 +31,13 @@ void dlc::buildOptimizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void dlc::buildDispatchPipeline(OpPassManager &pm) {
+void dlc::buildDispatchPipeline(OpPassManager &pm,
+                                const TargetDescription *target) {
+  if (target && target->kind == TargetKind::CPU) {
+    ConvChannelsLastOptions channelsLast;
+    channelsLast.lanes = std::max<int64_t>(target->vectorBits / 32, 4);
+    pm.addNestedPass<func::FuncOp>(createConvChannelsLast(channelsLast));
+  }
   pm.addNestedPass<func::FuncOp>(createFormDispatches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createOutlineDispatches());
@@ -125,7 +131,9 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     return failure();
   if (mlir && options.stopAfter == Stage::Optimize)
     return emitMLIR();
-  if (failed(runPipeline(*module, buildDispatchPipeline)))
+  if (failed(runPipeline(*module, [&](OpPassManager &pm) {
+        buildDispatchPipeline(pm, &options.target);
+      })))
     return failure();
   if ((mlir && options.stopAfter == Stage::Dispatch) ||
       options.emit == EmitKind::Dispatches)

@@ -1,34 +1,33 @@
-// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256" | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384" | FileCheck %s
 
-// C[6x37] += A[6x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
+// C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
 // vectors (16 columns) keep 8 accumulators in registers through the k loop;
-// the last 5 columns get a block of one masked vector; rows 4 and 5 run
-// the original op on subviews.
+// rows 4-6 get a block of 3 rows, the last 5 columns a block of one masked
+// vector. B (16x37) is larger than A (7x16): the column blocks are the
+// outer loop, so each column slice of B is read once for all rows.
 // CHECK-LABEL: func.func @matmul
-// CHECK: scf.for %[[F:.*]] = %c0{{.*}} to %c4{{.*}} step %c4
-// CHECK:   scf.for %[[P:.*]] = %c0{{.*}} to %c32{{.*}} step %c16
-// CHECK-COUNT-8: vector.load %{{.*}} : memref<6x37xf32>, vector<8xf32>
+// CHECK: scf.for %[[P:.*]] = %c0{{.*}} to %c32{{.*}} step %c16
+// CHECK:   scf.for %[[F:.*]] = %c0{{.*}} to %c4{{.*}} step %c4
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<7x37xf32>, vector<8xf32>
 // CHECK:     %[[R:.*]]:8 = scf.for {{.*}} iter_args
 // CHECK-COUNT-2: vector.load %{{.*}} : memref<16x37xf32>, vector<8xf32>
-// CHECK:       memref.load %{{.*}} : memref<6x16xf32>
+// CHECK:       memref.load %{{.*}} : memref<7x16xf32>
 // CHECK:       vector.broadcast
 // CHECK-COUNT-2: vector.fma
 // CHECK:       scf.yield
 // CHECK-COUNT-8: vector.store
-// CHECK:   vector.create_mask %c5
-// CHECK:   vector.maskedload
-// CHECK:   scf.for
-// CHECK:   vector.maskedstore
-// CHECK: memref.subview %{{.*}}[4, 0] [2, 16] [1, 1]
-// CHECK: memref.subview %{{.*}}[4, 0] [2, 37] [1, 1]
-// CHECK: linalg.generic
+// CHECK:   }
+// CHECK-COUNT-6: vector.load %{{.*}} : memref<7x37xf32>, vector<8xf32>
+// CHECK:   scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.create_mask %c5
+// CHECK: vector.maskedload
 // CHECK-NOT: linalg.generic
 #ma = affine_map<(i, j, k) -> (i, k)>
 #mb = affine_map<(i, j, k) -> (k, j)>
 #mc = affine_map<(i, j, k) -> (i, j)>
-func.func @matmul(%a: memref<6x16xf32>, %b: memref<16x37xf32>, %c: memref<6x37xf32>) {
+func.func @matmul(%a: memref<7x16xf32>, %b: memref<16x37xf32>, %c: memref<7x37xf32>) {
   linalg.generic {indexing_maps = [#ma, #mb, #mc], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<6x16xf32>, memref<16x37xf32>) outs(%c : memref<6x37xf32>) {
+      ins(%a, %b : memref<7x16xf32>, memref<16x37xf32>) outs(%c : memref<7x37xf32>) {
   ^bb0(%x: f32, %y: f32, %z: f32):
     %m = arith.mulf %x, %y : f32
     %s = arith.addf %z, %m : f32
@@ -119,6 +118,44 @@ func.func @depthwise(%in: memref<4x8x22xf32>, %w: memref<4x3x3xf32>, %out: memre
 func.func @strided(%in: memref<4x33xf32>, %w: memref<8x4x3xf32>, %out: memref<8x16xf32>) {
   linalg.generic {indexing_maps = [#sin, #sw, #sout], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
       ins(%in, %w : memref<4x33xf32>, memref<8x4x3xf32>) outs(%out : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A channels-last 3x3 convolution (dlc-conv-channels-last): vectors along
+// the output channels (the filter's and the output's innermost dim), rows
+// along ow, whose input index ow + kw is a window, not a plain dim; the
+// row blocks prefer ow (the input's innermost dim) over oh. 4 pixels make
+// one block of 4 rows x 2 vectors. What a block reads over all 32 input
+// channels (23 KiB) exceeds the 16 KiB chunk budget: the channel loop runs
+// in two chunks of 16, outermost, each block reloading its accumulators.
+// CHECK-LABEL: func.func @channels_last
+// CHECK: scf.for %[[C0:.*]] = %c0{{.*}} to %c32{{.*}} step %c16
+// CHECK:   scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c16
+// CHECK:     scf.for %[[OH:.*]] = %c0{{.*}} to %c5{{.*}} step %c1
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<5x4x16xf32>, vector<8xf32>
+// CHECK:     %[[END:.*]] = arith.addi %[[C0]], %c16
+// CHECK:     scf.for {{.*}} = %[[C0]] to %[[END]] step %c1{{.*}} iter_args
+// CHECK:       scf.for {{.*}} to %c3{{.*}} iter_args
+// CHECK:         scf.for {{.*}} to %c3{{.*}} iter_args
+// CHECK-COUNT-2:   vector.load %{{.*}} : memref<32x3x3x16xf32>, vector<8xf32>
+// CHECK:           affine.apply
+// CHECK:           memref.load %{{.*}} : memref<32x7x6xf32>
+// CHECK-COUNT-2:   vector.fma
+// CHECK-COUNT-8: vector.store
+// CHECK-NOT: linalg.generic
+#cin = affine_map<(oh, ow, f, c, kh, kw) -> (c, oh + kh, ow + kw)>
+#cw = affine_map<(oh, ow, f, c, kh, kw) -> (c, kh, kw, f)>
+#cout = affine_map<(oh, ow, f, c, kh, kw) -> (oh, ow, f)>
+func.func @channels_last(%in: memref<32x7x6xf32>, %w: memref<32x3x3x16xf32>, %out: memref<5x4x16xf32>) {
+  linalg.generic {indexing_maps = [#cin, #cw, #cout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%in, %w : memref<32x7x6xf32>, memref<32x3x3x16xf32>) outs(%out : memref<5x4x16xf32>) {
   ^bb0(%x: f32, %y: f32, %z: f32):
     %m = arith.mulf %x, %y : f32
     %s = arith.addf %z, %m : f32

@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" --canonicalize | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
+// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
 
 // The result op is split along its outer parallel loops into 8 workgroups
 // (8 divides 16), and the matmul producer is fused into the loop body.
@@ -189,4 +190,42 @@ func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> te
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x18x18xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
   return %c : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// CPU: a channels-last convolution (dlc-conv-channels-last) read back in
+// NCHW by its epilogue is split along output channels only, in whole
+// blocks of 32: each workgroup reads its block's filter once for all
+// pixels. The 8 workgroups asked for would also split the rows; they are
+// left whole. Its 3136 outputs are under min-work, but the work counted is
+// the convolution's (1.8M multiply-adds): split all the same.
+// CHECK-LABEL: func.func @channels_last_conv
+// CHECK-SAME: dlc.grid = array<i64: 2, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (32)
+// CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x7x7x1x32xf32>)
+// WORK-LABEL: func.func @channels_last_conv
+// WORK-SAME: dlc.grid = array<i64: 2, 1, 1>
+#clx = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#clw = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (fb, c, kh, kw, fi)>
+#clo = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, oh, ow, fb, fi)>
+#clback = affine_map<(n, f, oh, ow) -> (n, oh, ow, f floordiv 32, f mod 32)>
+#clid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+func.func @channels_last_conv(%x: tensor<1x64x9x9xf32>, %w: tensor<2x64x3x3x32xf32>) -> tensor<1x64x7x7xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x7x7x2x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x2x32xf32>) -> tensor<1x7x7x2x32xf32>
+  %c = linalg.generic {indexing_maps = [#clx, #clw, #clo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x64x9x9xf32>, tensor<2x64x3x3x32xf32>) outs(%f : tensor<1x7x7x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<1x7x7x2x32xf32>
+  %e2 = tensor.empty() : tensor<1x64x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#clback, #clid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x7x7x2x32xf32>) outs(%e2 : tensor<1x64x7x7xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x64x7x7xf32>
+  return %r : tensor<1x64x7x7xf32>
 }

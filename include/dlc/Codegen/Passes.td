@@ -19,8 +19,9 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
     iteration = one workgroup) and fuses every producer in the kernel into
     the loop body. Tile sizes divide the loop extents so that tiles are
     static, and are chosen so that a kernel has about `workgroups`
-    workgroups, but no fewer than `min-work` loop iterations of the root op
-    per workgroup. Loops that a fused reduction reduces over are not split.
+    workgroups, but no fewer than `min-work` loop iterations per workgroup,
+    counted over the kernel's largest loop nest (a convolution's reduction
+    loops included). Loops that a fused reduction reduces over are not split.
     The trip counts are recorded as `dlc.grid = array<i64: x, y, z>` on the
     function (x is the innermost forall dimension).
 
@@ -33,7 +34,7 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
     Option<"targetWorkgroups", "workgroups", "int64_t", "64",
            "Number of workgroups to aim for per kernel">,
     Option<"minWork", "min-work", "int64_t", "16384",
-           "Fewest root-op loop iterations worth a workgroup">,
+           "Fewest loop iterations worth a workgroup">,
     Option<"maxThreads", "threads", "int64_t", "0",
            "GPUs: threads per workgroup (0: CPU tiling, one thread each)">,
   ];
@@ -167,21 +168,30 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     For linalg.generic ops on buffers computing out[.., f, .., p] +=
     a[.., p + .., ..] * b[.., f, ..] in f32 with one or more reduction loops
     (matmul; 1x1, 3x3 and depthwise convolutions with stride 1 or 2 once
-    dlc-cpu-loop-order put the output's columns last), writes the loop nest
+    dlc-cpu-loop-order put the output's columns last; channels-last
+    convolutions, whose columns are output channels and whose rows are
+    pixels read through a window `ow * s + kw`), writes the loop nest
     itself: a block of rows x 2 SIMD vectors of the output stays in vector
     registers through all reduction loops; each step loads 2 vectors of `a`,
     broadcasts `rows` scalars of `b` and issues fused multiply-adds. The
     output is loaded and stored once per block instead of once per
     multiply-add. Without a row loop (depthwise: every operand uses the
     channel) blocks are one row. With stride 2 each vector of `a` is the
-    even elements of two loads, picked by a shuffle. Columns past the last full block get one
-    narrower block whose last vector is masked; rows past the last full
-    block run the original op on subviews. Ops that do not fit are left
-    alone.
+    even elements of two loads, picked by a shuffle. Columns past the last
+    full block get one narrower block whose last vector is masked; rows
+    past the last full block one block of fewer rows. Column blocks are the
+    outer loop when that reads fewer bytes (a filter slice reused by every
+    block of pixels). When what a block reads over all reduction steps
+    exceeds `chunk-bytes`, the outermost reduction loop runs in chunks
+    around the whole nest, so that each chunk's operands are reused from
+    cache. Ops that do not fit are left alone.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
            "SIMD register width in bits (512: 8 rows per block, else 4)">,
+    Option<"chunkBytes", "chunk-bytes", "int64_t", "65536",
+           "Most operand bytes one block reads over a chunk of reduction "
+           "steps">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::scf::SCFDialect",

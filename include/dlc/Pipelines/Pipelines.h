@@ -37,8 +37,10 @@ void buildLegalizePipeline(mlir::OpPassManager &pm);
 /// Graph-level optimization of the legalized program.
 void buildOptimizePipeline(mlir::OpPassManager &pm);
 
-/// Dispatch formation and kernel outlining.
-void buildDispatchPipeline(mlir::OpPassManager &pm);
+/// Dispatch formation and kernel outlining; with a `target`, preceded by
+/// the layout choices made for it (channels-last convolutions on CPUs).
+void buildDispatchPipeline(mlir::OpPassManager &pm,
+                           const TargetDescription *target = nullptr);
 
 /// Registers the pipelines with the global registry for dlc-opt.
 void registerPipelines();

@@ -143,6 +143,48 @@ func.func @upsample_not_fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) 
 
 // -----
 
+// A channels-last convolution's result read back in NCHW: the channel dim
+// split into `c floordiv 4` and `c mod 4` over a dim of 4 reads every
+// element once, so the transpose joins the convolution's kernel, and the
+// epilogue after it.
+// CHECK-LABEL: func @channel_blocks_fused
+// CHECK: %[[D:.*]] = dlc.dispatch
+// CHECK:   linalg.generic
+// CHECK:   linalg.generic
+// CHECK:   linalg.generic
+// CHECK:   dlc.yield
+// CHECK-NOT: dlc.dispatch
+// CHECK: return %[[D]]
+#blk_in = affine_map<(d0, d1) -> (d0, d1 floordiv 4, d1 mod 4)>
+#blk_id = affine_map<(d0, d1) -> (d0, d1)>
+#mm_a = affine_map<(i, jb, ji, k) -> (i, k)>
+#mm_b = affine_map<(i, jb, ji, k) -> (k, jb, ji)>
+#mm_c = affine_map<(i, jb, ji, k) -> (i, jb, ji)>
+func.func @channel_blocks_fused(%a: tensor<6x8xf32>, %b: tensor<8x2x4xf32>) -> tensor<6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<6x2x4xf32>) -> tensor<6x2x4xf32>
+  %blocked = linalg.generic {indexing_maps = [#mm_a, #mm_b, #mm_c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : tensor<6x8xf32>, tensor<8x2x4xf32>) outs(%f : tensor<6x2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<6x2x4xf32>
+  %e2 = tensor.empty() : tensor<6x8xf32>
+  %t = linalg.generic {indexing_maps = [#blk_in, #blk_id], iterator_types = ["parallel", "parallel"]} ins(%blocked : tensor<6x2x4xf32>) outs(%e2 : tensor<6x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<6x8xf32>
+  %r = linalg.generic {indexing_maps = [#blk_id, #blk_id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<6x8xf32>) outs(%e2 : tensor<6x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<6x8xf32>
+  return %r : tensor<6x8xf32>
+}
+
+// -----
+
 // The epilogue joins the heavy producer even when a cheap per-channel
 // computation is defined after it; the cheap op then joins as prologue.
 // CHECK-LABEL: func @heavy_producer_wins

@@ -86,8 +86,41 @@ bool isElementwise(Operation *op) {
 /// (GPU threads) recompute, and write, the same producer elements. A
 /// broadcast (a reduction's result read along the reduced dims) is fine:
 /// tiling keeps reduced dims whole.
-bool readsWithoutDivision(AffineMap map) {
-  return llvm::none_of(map.getResults(), [](AffineExpr e) {
+bool readsWithoutDivision(AffineMap map, Type operandType) {
+  // A dim split into blocks (`d floordiv K` and `d mod K` over a dim of
+  // size K, a channels-last convolution's result read back in NCHW)
+  // reads each element once: not a division in that sense.
+  auto shaped = dyn_cast<ShapedType>(operandType);
+  DenseMap<unsigned, int64_t> divisors, moduli;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(bin.getLHS());
+    auto k = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (!dim || !k)
+      continue;
+    if (bin.getKind() == AffineExprKind::FloorDiv)
+      divisors[dim.getPosition()] = k.getValue();
+    if (bin.getKind() == AffineExprKind::Mod && shaped &&
+        shaped.hasStaticShape() && shaped.getDimSize(i) == k.getValue())
+      moduli[dim.getPosition()] = k.getValue();
+  }
+  auto isSplit = [&](AffineExpr e) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      return false;
+    auto dim = dyn_cast<AffineDimExpr>(bin.getLHS());
+    auto k = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (!dim || !k)
+      return false;
+    unsigned d = dim.getPosition();
+    return divisors.lookup(d) == k.getValue() &&
+           moduli.lookup(d) == k.getValue();
+  };
+  return llvm::none_of(map.getResults(), [&](AffineExpr e) {
+    if (isSplit(e))
+      return false;
     bool division = false;
     e.walk([&](AffineExpr sub) {
       division |= sub.getKind() == AffineExprKind::FloorDiv ||
@@ -199,7 +232,8 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
       if (!producer || !inGroup(producer) || !fusable(producer))
         continue;
       if (!readsWithoutDivision(
-              cast<linalg::LinalgOp>(op).getMatchingIndexingMap(&use)))
+              cast<linalg::LinalgOp>(op).getMatchingIndexingMap(&use),
+              use.get().getType()))
         continue;
       Group &pg = groupOf(producer);
       if (pg.output != producer || producer->getNumResults() != 1 ||

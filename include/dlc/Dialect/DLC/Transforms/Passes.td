@@ -29,6 +29,32 @@ def FormDispatches : Pass<"dlc-form-dispatches", "mlir::func::FuncOp"> {
   ];
 }
 
+def ConvChannelsLast : Pass<"dlc-conv-channels-last", "mlir::func::FuncOp"> {
+  let summary = "CPU: convolutions on small images vectorize along output channels";
+  let description = [{
+    A CPU kernel vectorizes a convolution along its output pixels; on small
+    images (7x7, 14x14) a row of pixels fills a vector badly. This pass
+    rewrites such a 2-D f32 `linalg.conv_2d_nchw_fchw` whose filter is a
+    constant so that it vectorizes along output channels instead: the
+    filter constant is transposed at compile time to (C, KH, KW, F), the
+    convolution writes a channels-last (N, OH, OW, F) tensor, and an
+    elementwise transpose back to (N, F, OH, OW) follows, which fusion
+    folds into the convolution's epilogue. A convolution is rewritten when
+    its pixels (a row of output pixels; all of them for 1x1 kernels) fill
+    vectors of `lanes` lanes worse than its output channels do.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", "16",
+           "f32 lanes in the target's vectors">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "Convolutions made channels-last">,
+  ];
+}
+
 def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Turn each dlc.dispatch into a kernel function + dlc.launch";
   let description = [{
