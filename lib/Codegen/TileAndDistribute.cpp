@@ -109,9 +109,13 @@ struct TilingPlan {
   SmallVector<int64_t> workgroupSize; ///< x, y, z
 };
 
-/// The iterations of the kernel's largest loop nest: a convolution or
-/// matrix product's reduction loops count, not only its outputs.
+/// The work of a kernel in units of root-op iterations: the root's, or its
+/// largest loop nest's (a convolution's multiply-adds) at 64 to one
+/// iteration. A register-tiled multiply-add costs a small fraction of an
+/// elementwise output; counted one for one, small convolutions would be
+/// split into workgroups too small to tile well.
 int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
+  constexpr int64_t kMultiplyAddsPerIteration = 64;
   auto volume = [](ArrayRef<int64_t> extents) {
     int64_t v = 1;
     for (int64_t e : extents)
@@ -120,7 +124,8 @@ int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
   };
   int64_t work = volume(rootExtents);
   kernel.walk([&](linalg::LinalgOp op) {
-    work = std::max(work, volume(op.getStaticLoopRanges()));
+    work = std::max(work, volume(op.getStaticLoopRanges()) /
+                              kMultiplyAddsPerIteration);
   });
   return work;
 }
@@ -220,10 +225,17 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
     int64_t limit = remaining;
     if (static_cast<int64_t>(i) == lastParallel)
       limit = std::min(limit, std::max<int64_t>(extents[i] / kMinColumns, 1));
-    // Channel tiles are whole channel blocks.
-    int64_t granule = channels && i == channels->loop
-                          ? std::max<int64_t>(channels->block, 1)
-                          : 1;
+    // Tiles the register tiler fills: channel tiles are whole channel
+    // blocks; column tiles whole vectors (16 f32 lanes on the widest
+    // CPUs), or the columns stay whole; other loops, the register tiler's
+    // rows among them, in multiples of 8 where the extent allows.
+    int64_t granule = 1;
+    if (channels && i == channels->loop)
+      granule = std::max<int64_t>(channels->block, 1);
+    else if (static_cast<int64_t>(i) == lastParallel)
+      granule = extents[i] % 16 == 0 ? 16 : extents[i];
+    else if (extents[i] % 8 == 0)
+      granule = 8;
     if (extents[i] % granule != 0)
       continue;
     int64_t count = largestDivisorAtMost(extents[i] / granule, limit);

@@ -2,15 +2,17 @@
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
 
-// The result op is split along its outer parallel loops into 8 workgroups
-// (8 divides 16), and the matmul producer is fused into the loop body.
+// The result op is split along its outer parallel loop, in tiles of 8 rows
+// (a register block's rows): 2 of the 8 workgroups asked for. The 32
+// columns stay whole (tiles of at least 32). The matmul producer is fused
+// into the loop body.
 // CHECK-LABEL: func.func @matmul_bias
-// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
-// CHECK: scf.forall (%[[I:.*]]) = (0) to (16) step (2)
-// CHECK:   linalg.fill {{.*}} -> tensor<2x32xf32>
-// CHECK:   linalg.matmul {{.*}} -> tensor<2x32xf32>
+// CHECK-SAME: dlc.grid = array<i64: 2, 1, 1>
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (16) step (8)
+// CHECK:   linalg.fill {{.*}} -> tensor<8x32xf32>
+// CHECK:   linalg.matmul {{.*}} -> tensor<8x32xf32>
 // CHECK:   linalg.generic
-// CHECK:   } -> tensor<2x32xf32>
+// CHECK:   } -> tensor<8x32xf32>
 // CHECK:   tensor.parallel_insert_slice
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -176,10 +178,10 @@ func.func @columns_stay_wide(%a: tensor<7x64xf32>) -> tensor<7x64xf32> attribute
 // output rows first: every workgroup pads only the rows its tile reads,
 // where a split along output channels would pad the whole input each time.
 // CHECK-LABEL: func.func @padded_conv
-// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
-// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (2)
+// CHECK-SAME: dlc.grid = array<i64: 2, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (8)
 // CHECK:   tensor.pad
-// CHECK:   to tensor<1x4x4x18xf32>
+// CHECK:   to tensor<1x4x10x18xf32>
 func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x16x16xf32> attributes {dlc.kernel} {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
@@ -198,8 +200,8 @@ func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> te
 // NCHW by its epilogue is split along output channels only, in whole
 // blocks of 32: each workgroup reads its block's filter once for all
 // pixels. The 8 workgroups asked for would also split the rows; they are
-// left whole. Its 3136 outputs are under min-work, but the work counted is
-// the convolution's (1.8M multiply-adds): split all the same.
+// left whole. Its 3136 outputs are under min-work, but its 7.2M
+// multiply-adds count as 113K iterations: split all the same.
 // CHECK-LABEL: func.func @channels_last_conv
 // CHECK-SAME: dlc.grid = array<i64: 2, 1, 1>
 // CHECK: scf.forall (%{{.*}}) = (0) to (64) step (32)
@@ -211,11 +213,11 @@ func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> te
 #clo = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, oh, ow, fb, fi)>
 #clback = affine_map<(n, f, oh, ow) -> (n, oh, ow, f floordiv 32, f mod 32)>
 #clid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
-func.func @channels_last_conv(%x: tensor<1x64x9x9xf32>, %w: tensor<2x64x3x3x32xf32>) -> tensor<1x64x7x7xf32> attributes {dlc.kernel} {
+func.func @channels_last_conv(%x: tensor<1x256x9x9xf32>, %w: tensor<2x256x3x3x32xf32>) -> tensor<1x64x7x7xf32> attributes {dlc.kernel} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x7x7x2x32xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x2x32xf32>) -> tensor<1x7x7x2x32xf32>
-  %c = linalg.generic {indexing_maps = [#clx, #clw, #clo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x64x9x9xf32>, tensor<2x64x3x3x32xf32>) outs(%f : tensor<1x7x7x2x32xf32>) {
+  %c = linalg.generic {indexing_maps = [#clx, #clw, #clo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x256x9x9xf32>, tensor<2x256x3x3x32xf32>) outs(%f : tensor<1x7x7x2x32xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %p = arith.mulf %a, %b : f32
     %q = arith.addf %o, %p : f32
