@@ -42,6 +42,9 @@ struct Contraction {
   SmallVector<unsigned> reductions; ///< reduction loops, outermost first
   SmallVector<unsigned> outer;      ///< other parallel loops
   int64_t stride = 1;               ///< of p in `a` (1, or 2: strided conv)
+  /// How a step folds into the accumulators: out + a * b, or (pooling,
+  /// `b` only the window's shape) max(out, a) or out + a.
+  enum class Combine { MultiplyAdd, Max, Add } combine = Combine::MultiplyAdd;
 };
 
 /// Whether `e` uses loop `d`.
@@ -108,22 +111,35 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   auto outType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
   if (!outType.getElementType().isF32())
     return std::nullopt;
-  // Body: yield(addf(out, mulf(in0, in1))), in any operand order.
+  // Body: yield(addf(out, mulf(in0, in1))), in any operand order; or a
+  // pooling window's yield(maximumf(out, in0)) / yield(addf(out, in0)),
+  // in1 being the window's shape only.
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != 3)
+  Operation *combiner = yield.getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getNumOperands() != 2 ||
+      !isa<arith::AddFOp, arith::MaximumFOp>(combiner))
     return std::nullopt;
   Value acc = body.getArgument(2);
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+  Value lhs = combiner->getOperand(0), rhs = combiner->getOperand(1);
+  if ((lhs == acc) == (rhs == acc))
     return std::nullopt;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul || !((mul.getLhs() == body.getArgument(0) &&
-                 mul.getRhs() == body.getArgument(1)) ||
-                (mul.getLhs() == body.getArgument(1) &&
-                 mul.getRhs() == body.getArgument(0))))
-    return std::nullopt;
+  Value step = lhs == acc ? rhs : lhs;
+  Contraction::Combine combine = Contraction::Combine::MultiplyAdd;
+  if (body.getOperations().size() == 2 && step == body.getArgument(0) &&
+      body.getArgument(1).use_empty()) {
+    combine = isa<arith::MaximumFOp>(combiner) ? Contraction::Combine::Max
+                                               : Contraction::Combine::Add;
+  } else {
+    auto mul = step.getDefiningOp<arith::MulFOp>();
+    if (!isa<arith::AddFOp>(combiner) || body.getOperations().size() != 3 ||
+        !mul ||
+        !((mul.getLhs() == body.getArgument(0) &&
+           mul.getRhs() == body.getArgument(1)) ||
+          (mul.getLhs() == body.getArgument(1) &&
+           mul.getRhs() == body.getArgument(0))))
+      return std::nullopt;
+  }
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> trips = op.getStaticLoopRanges();
@@ -132,6 +148,7 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   Value out = op.getDpsInitOperand(0)->get();
   Contraction k;
+  k.combine = combine;
   for (unsigned d = 0; d < iterators.size(); ++d)
     if (iterators[d] == utils::IteratorType::reduction) {
       if (uses(maps[2], d))
@@ -143,7 +160,8 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   // p: stride 1 in the output and in one input (a), absent from the other
   // (b); f: in the output (as a plain dim) and b only, preferably b's
   // innermost dim, so that a block's broadcasts read neighbours.
-  for (unsigned ai = 0; ai < 2; ++ai) {
+  bool pooling = combine != Contraction::Combine::MultiplyAdd;
+  for (unsigned ai = 0; ai < (pooling ? 1u : 2u); ++ai) {
     unsigned bi = 1 - ai;
     Value aValue = op.getDpsInputs()[ai];
     std::optional<unsigned> p, f;
@@ -232,6 +250,7 @@ struct CPURegisterTilePass
     SmallVector<int64_t> trips = op.getStaticLoopRanges();
     if (llvm::any_of(trips, [](int64_t t) { return t == 0; }))
       return failure();
+    bool pooling = k.combine != Contraction::Combine::MultiplyAdd;
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     int64_t vectors = 2;
     int64_t rows =
@@ -368,6 +387,15 @@ struct CPURegisterTilePass
       }
       SmallVector<Value> next;
       for (int64_t i = 0; i < nRows; ++i) {
+        if (pooling) {
+          for (int64_t j = 0; j < n; ++j)
+            next.push_back(k.combine == Contraction::Combine::Max
+                               ? Value(arith::MaximumFOp::create(
+                                     in, loc, carried[j], avec[j]))
+                               : Value(arith::AddFOp::create(
+                                     in, loc, carried[j], avec[j])));
+          continue;
+        }
         row(in, i);
         ivs[k.p] = cst(in, 0);
         Value s = memref::LoadOp::create(in, loc, b,
@@ -434,8 +462,9 @@ struct CPURegisterTilePass
           v *= trips[d];
       return v;
     };
-    bool aIndependent =
-        llvm::none_of(k.outer, [&](unsigned d) { return uses(maps[k.a], d); });
+    bool aIndependent = !pooling && llvm::none_of(k.outer, [&](unsigned d) {
+      return uses(maps[k.a], d);
+    });
     int64_t rowBlocks = 1;
     for (unsigned d : k.outer)
       rowBlocks *= trips[d];

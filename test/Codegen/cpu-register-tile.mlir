@@ -163,3 +163,35 @@ func.func @channels_last(%in: memref<32x7x6xf32>, %w: memref<32x3x3x16xf32>, %ou
   }
   return
 }
+
+// -----
+
+// Max pooling, 3x3 with stride 2 (the second input is only the window's
+// shape): one row of vectors along ow, each step the even elements of two
+// loads folded in with arith.maximumf; the window operand is never read.
+// CHECK-LABEL: func.func @max_pool
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK:   scf.for %{{.*}} = %c0{{.*}} to %c5{{.*}} step %c1
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c16
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<4x5x20xf32>, vector<8xf32>
+// CHECK:       scf.for {{.*}} to %c3{{.*}} iter_args
+// CHECK:         scf.for {{.*}} to %c3{{.*}} iter_args
+// CHECK:           vector.shuffle
+// CHECK:           vector.shuffle
+// CHECK:           arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK:           arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK-NOT: memref<3x3xf32>
+// CHECK:     vector.create_mask %c4
+// CHECK-NOT: linalg.generic
+#pin = affine_map<(c, h, w, kh, kw) -> (c, h * 2 + kh, w * 2 + kw)>
+#pwin = affine_map<(c, h, w, kh, kw) -> (kh, kw)>
+#pout = affine_map<(c, h, w, kh, kw) -> (c, h, w)>
+func.func @max_pool(%in: memref<4x11x41xf32>, %win: memref<3x3xf32>, %out: memref<4x5x20xf32>) {
+  linalg.generic {indexing_maps = [#pin, #pwin, #pout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%in, %win : memref<4x11x41xf32>, memref<3x3xf32>) outs(%out : memref<4x5x20xf32>) {
+  ^bb0(%x: f32, %w: f32, %z: f32):
+    %m = arith.maximumf %z, %x : f32
+    linalg.yield %m : f32
+  }
+  return
+}

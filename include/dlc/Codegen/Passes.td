@@ -170,7 +170,8 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     (matmul; 1x1, 3x3 and depthwise convolutions with stride 1 or 2 once
     dlc-cpu-loop-order put the output's columns last; channels-last
     convolutions, whose columns are output channels and whose rows are
-    pixels read through a window `ow * s + kw`), writes the loop nest
+    pixels read through a window `ow * s + kw`; max and sum pooling
+    windows, whose step is max(out, a) or out + a), writes the loop nest
     itself: a block of rows x 2 SIMD vectors of the output stays in vector
     registers through all reduction loops; each step loads 2 vectors of `a`,
     broadcasts `rows` scalars of `b` and issues fused multiply-adds. The
