@@ -54,6 +54,11 @@ typedef struct dlc_cpu_launch_t {
   dlcx_cpu_kernel_fn fn;
   void *const *bindings;
   uint32_t total; /* workgroups */
+  /* Per run, with a pool: the next workgroup to take, and how many are
+   * done. Threads take workgroups one at a time, so a thread that starts
+   * late (woken from sleep, preempted) leaves its share to the others. */
+  uint32_t next;
+  uint32_t done;
 } dlc_cpu_launch_t;
 
 typedef struct dlc_cpu_session_t {
@@ -353,25 +358,32 @@ static dlc_status_t dlc_cpu_get_output(void *session_ptr,
   return DLC_OK;
 }
 
-/* Runs this thread's chunk of every launch; thread 0 keeps the time. */
+/* Runs every launch, taking its workgroups from the shared counters when
+ * other threads run too; a launch starts once the previous one is done.
+ * Thread 0 keeps the time. */
 static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
                             uint32_t thread_count) {
   dlc_cpu_session_t *session = (dlc_cpu_session_t *)arg;
   dlc_kernel_timing_t *timings = thread_index == 0 ? session->timings : NULL;
   uint32_t i;
   for (i = 0; i < session->launch_count; ++i) {
-    const dlc_cpu_launch_t *l = &session->launches[i];
-    uint32_t begin =
-        (uint32_t)((uint64_t)l->total * thread_index / thread_count);
-    uint32_t end =
-        (uint32_t)((uint64_t)l->total * (thread_index + 1) / thread_count);
+    dlc_cpu_launch_t *l = &session->launches[i];
     uint64_t start = timings ? dlc_cpu_now_ns() : 0;
-    if (begin < end)
-      l->fn(l->bindings, begin, end);
+    if (thread_count == 1) {
+      if (l->total)
+        l->fn(l->bindings, 0, l->total);
+    } else {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
-    if (session->pool)
-      dlc_cpu_pool_barrier(session->pool);
+      for (;;) {
+        uint32_t w = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+        if (w >= l->total)
+          break;
+        l->fn(l->bindings, w, w + 1);
+        __atomic_add_fetch(&l->done, 1, __ATOMIC_RELEASE);
+      }
+      dlc_cpu_wait_count(&l->done, l->total);
 #endif
+    }
     if (timings) {
       uint64_t now = dlc_cpu_now_ns();
       timings[i].start_ns = start - session->run_start_ns;
@@ -386,9 +398,16 @@ static dlc_status_t dlc_cpu_run(void *session_ptr, dlc_message_t *message) {
   if (session->timings)
     session->run_start_ns = dlc_cpu_now_ns();
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
-  if (session->pool)
+  if (session->pool) {
+    uint32_t i;
+    /* The pool's start publishes these to the workers; the previous run's
+     * end waited for all of them. */
+    for (i = 0; i < session->launch_count; ++i) {
+      session->launches[i].next = 0;
+      session->launches[i].done = 0;
+    }
     dlc_cpu_pool_run(session->pool, dlc_cpu_run_job, session);
-  else
+  } else
 #endif
     dlc_cpu_run_job(session, 0, 1);
   session->timing_count = session->launch_count;

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,6 +64,16 @@ static void dlc_cpu_spin_while_equal(const uint64_t *word, uint64_t seen) {
     if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen)
       return;
     dlc_cpu_relax();
+  }
+}
+
+void dlc_cpu_wait_count(const uint32_t *count, uint32_t target) {
+  int i;
+  for (i = 0; __atomic_load_n(count, __ATOMIC_ACQUIRE) < target; ++i) {
+    if (i < DLC_CPU_SPIN)
+      dlc_cpu_relax();
+    else
+      sched_yield();
   }
 }
 

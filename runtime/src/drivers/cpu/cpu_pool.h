@@ -31,4 +31,9 @@ void dlc_cpu_pool_run(dlc_cpu_pool_t *pool, dlc_cpu_job_fn job, void *arg);
 /* Returns once every thread of the pool has called it; only from a job. */
 void dlc_cpu_pool_barrier(dlc_cpu_pool_t *pool);
 
+/* Returns once `*count` (updated by other threads with release semantics)
+ * has reached `target`: spins for a bounded while, then yields the CPU
+ * between polls. */
+void dlc_cpu_wait_count(const uint32_t *count, uint32_t target);
+
 #endif /* DLC_CPU_POOL_H */
