@@ -54,10 +54,9 @@ typedef struct dlc_cpu_launch_t {
   dlcx_cpu_kernel_fn fn;
   void *const *bindings;
   uint32_t total; /* workgroups */
-  /* Per run, with a pool: the next workgroup to take, and how many are
-   * done. Threads take workgroups one at a time, so a thread that starts
-   * late (woken from sleep, preempted) leaves its share to the others. */
-  uint32_t next;
+  /* Per run, with a pool: how many workgroups are done. A thread moves on
+   * to the next launch once all are, without a barrier: a thread that has
+   * no workgroups in a launch does not have to arrive anywhere. */
   uint32_t done;
 } dlc_cpu_launch_t;
 
@@ -358,9 +357,8 @@ static dlc_status_t dlc_cpu_get_output(void *session_ptr,
   return DLC_OK;
 }
 
-/* Runs every launch, taking its workgroups from the shared counters when
- * other threads run too; a launch starts once the previous one is done.
- * Thread 0 keeps the time. */
+/* Runs this thread's chunk of every launch; a launch starts once the
+ * previous one is done. Thread 0 keeps the time. */
 static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
                             uint32_t thread_count) {
   dlc_cpu_session_t *session = (dlc_cpu_session_t *)arg;
@@ -374,13 +372,13 @@ static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
         l->fn(l->bindings, 0, l->total);
     } else {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
-      for (;;) {
-        uint32_t w = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
-        if (w >= l->total)
-          break;
-        l->fn(l->bindings, w, w + 1);
-        __atomic_add_fetch(&l->done, 1, __ATOMIC_RELEASE);
-      }
+      uint32_t begin =
+          (uint32_t)((uint64_t)l->total * thread_index / thread_count);
+      uint32_t end =
+          (uint32_t)((uint64_t)l->total * (thread_index + 1) / thread_count);
+      if (begin < end)
+        l->fn(l->bindings, begin, end);
+      __atomic_add_fetch(&l->done, end - begin, __ATOMIC_RELEASE);
       dlc_cpu_wait_count(&l->done, l->total);
 #endif
     }
@@ -402,10 +400,8 @@ static dlc_status_t dlc_cpu_run(void *session_ptr, dlc_message_t *message) {
     uint32_t i;
     /* The pool's start publishes these to the workers; the previous run's
      * end waited for all of them. */
-    for (i = 0; i < session->launch_count; ++i) {
-      session->launches[i].next = 0;
+    for (i = 0; i < session->launch_count; ++i)
       session->launches[i].done = 0;
-    }
     dlc_cpu_pool_run(session->pool, dlc_cpu_run_job, session);
   } else
 #endif
