@@ -55,7 +55,8 @@ llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
 /// Loops of `root` that index the padded input of a convolution in the
 /// kernel. Every CPU workgroup computes the padding its tile reads; split
 /// along output channels, each one would pad the whole input, so these
-/// loops are split first. Assumes the root writes the convolution's output
+/// loops are split first; likewise for an unpadded image larger than the
+/// filter, which each workgroup would otherwise read whole. Assumes the root writes the convolution's output
 /// shape with an identity map (its epilogue), else returns none.
 llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
                                       unsigned numLoops) {
@@ -63,10 +64,21 @@ llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
   auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
   if (!rootOp || rootOp.getNumDpsInits() != 1)
     return preferred;
-  auto padded = [](linalg::LinalgOp op) {
-    return linalg::isaConvolutionOpInterface(op) && op.getNumDpsInputs() >= 1 &&
-           op.getNumDpsInits() == 1 &&
-           op.getDpsInputs()[0].getDefiningOp<tensor::PadOp>();
+  // Also a convolution whose image outweighs its filter (a 1x1
+  // convolution on a large image): split along output channels, every
+  // workgroup would read the whole image; along rows, only the filter,
+  // which is smaller.
+  auto elements = [](Value v) {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    return type && type.hasStaticShape() ? type.getNumElements() : 0;
+  };
+  auto padded = [&](linalg::LinalgOp op) {
+    if (!linalg::isaConvolutionOpInterface(op) || op.getNumDpsInputs() < 2 ||
+        op.getNumDpsInits() != 1)
+      return false;
+    Value image = op.getDpsInputs()[0];
+    return image.getDefiningOp<tensor::PadOp>() ||
+           elements(image) > elements(op.getDpsInputs()[1]);
   };
   // The convolution is the root: its own parallel loops that index the
   // padded input.
