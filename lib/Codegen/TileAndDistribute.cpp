@@ -56,8 +56,9 @@ llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
 /// kernel. Every CPU workgroup computes the padding its tile reads; split
 /// along output channels, each one would pad the whole input, so these
 /// loops are split first; likewise for an unpadded image larger than the
-/// filter, which each workgroup would otherwise read whole. Assumes the root writes the convolution's output
-/// shape with an identity map (its epilogue), else returns none.
+/// filter, which each workgroup would otherwise read whole. Assumes the root
+/// writes the convolution's output shape with an identity map (its epilogue),
+/// else returns none.
 llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
                                       unsigned numLoops) {
   llvm::SmallBitVector preferred(numLoops);
@@ -121,11 +122,13 @@ struct TilingPlan {
   SmallVector<int64_t> workgroupSize; ///< x, y, z
 };
 
-/// The work of a kernel in units of root-op iterations: the root's, or its
-/// largest loop nest's (a convolution's multiply-adds) at 64 to one
-/// iteration. A register-tiled multiply-add costs a small fraction of an
-/// elementwise output; counted one for one, small convolutions would be
-/// split into workgroups too small to tile well.
+/// The work of a kernel in units of root-op iterations: the root's, its
+/// reductions' (a convolution's multiply-adds) at 64 to one iteration, or
+/// for a reduction that reads an input's elements about once each (a
+/// matrix-vector product), that input's size; whichever is most. A
+/// register-tiled multiply-add costs a small fraction of an elementwise output;
+/// counted one for one, small convolutions would be split into workgroups too
+/// small to tile well.
 int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
   constexpr int64_t kMultiplyAddsPerIteration = 64;
   auto volume = [](ArrayRef<int64_t> extents) {
@@ -136,8 +139,18 @@ int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
   };
   int64_t work = volume(rootExtents);
   kernel.walk([&](linalg::LinalgOp op) {
-    work = std::max(work, volume(op.getStaticLoopRanges()) /
-                              kMultiplyAddsPerIteration);
+    if (op.getNumReductionLoops() == 0)
+      return;
+    int64_t multiplyAdds = volume(op.getStaticLoopRanges());
+    work = std::max(work, multiplyAdds / kMultiplyAddsPerIteration);
+    // A product that reads each element of an operand about once (a
+    // matrix-vector product) is bound by memory: its work is that
+    // operand's size.
+    for (Value input : op.getDpsInputs())
+      if (auto type = dyn_cast<ShapedType>(input.getType());
+          type && type.hasStaticShape() &&
+          multiplyAdds <= 4 * type.getNumElements())
+        work = std::max(work, type.getNumElements());
   });
   return work;
 }
@@ -239,18 +252,30 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
       limit = std::min(limit, std::max<int64_t>(extents[i] / kMinColumns, 1));
     // Tiles the register tiler fills: channel tiles are whole channel
     // blocks; column tiles whole vectors (16 f32 lanes on the widest
-    // CPUs), or the columns stay whole; other loops, the register tiler's
-    // rows among them, in multiples of 8 where the extent allows.
+    // CPUs), or no worse filled than the whole row; other loops but the
+    // preferred ones
+    // (an image's rows), the register tiler's rows among them, in
+    // multiples of 8 where the extent allows.
     int64_t granule = 1;
     if (channels && i == channels->loop)
       granule = std::max<int64_t>(channels->block, 1);
-    else if (static_cast<int64_t>(i) == lastParallel)
-      granule = extents[i] % 16 == 0 ? 16 : extents[i];
-    else if (extents[i] % 8 == 0)
+    else if (static_cast<int64_t>(i) == lastParallel && extents[i] % 16 == 0)
+      granule = 16;
+    else if (!preferred.test(i) && extents[i] % 8 == 0)
       granule = 8;
     if (extents[i] % granule != 0)
       continue;
     int64_t count = largestDivisorAtMost(extents[i] / granule, limit);
+    // Columns that are no whole number of vectors: tiles that leave no
+    // more lanes idle than the whole row does.
+    if (granule == 1 && static_cast<int64_t>(i) == lastParallel) {
+      auto laneUse = [](int64_t n) {
+        return static_cast<double>(n) / static_cast<double>((n + 15) / 16 * 16);
+      };
+      while (count > 1 &&
+             laneUse(extents[i] / count) < laneUse(extents[i]) - 0.05)
+        count = largestDivisorAtMost(extents[i], count - 1);
+    }
     if (count <= 1)
       continue;
     plan.workgroupTiles[i] = extents[i] / count;

@@ -175,13 +175,14 @@ func.func @columns_stay_wide(%a: tensor<7x64xf32>) -> tensor<7x64xf32> attribute
 // -----
 
 // CPU: a convolution that pads its input in the kernel is split along the
-// output rows first: every workgroup pads only the rows its tile reads,
-// where a split along output channels would pad the whole input each time.
+// output rows first, in tiles of any size: every workgroup pads only the
+// rows its tile reads, where a split along output channels would pad the
+// whole input each time.
 // CHECK-LABEL: func.func @padded_conv
-// CHECK-SAME: dlc.grid = array<i64: 2, 1, 1>
-// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (8)
+// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (2)
 // CHECK:   tensor.pad
-// CHECK:   to tensor<1x4x10x18xf32>
+// CHECK:   to tensor<1x4x4x18xf32>
 func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x16x16xf32> attributes {dlc.kernel} {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
@@ -230,4 +231,20 @@ func.func @channels_last_conv(%x: tensor<1x256x9x9xf32>, %w: tensor<2x256x3x3x32
     linalg.yield %m : f32
   } -> tensor<1x64x7x7xf32>
   return %r : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// CPU: a matrix-vector product reads each weight once: its work is the
+// weight matrix (64K elements, 4 workgroups of 16384), not its 64K
+// multiply-adds at 64 to one output (1K, one workgroup): its 1024 columns
+// split into tiles of 256.
+// WORK-LABEL: func.func @matvec
+// WORK-SAME: dlc.grid = array<i64: 4, 1, 1>
+func.func @matvec(%x: tensor<1x64xf32>, %w: tensor<64x1024xf32>) -> tensor<1x1024xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1024xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1024xf32>) -> tensor<1x1024xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<1x64xf32>, tensor<64x1024xf32>) outs(%f : tensor<1x1024xf32>) -> tensor<1x1024xf32>
+  return %m : tensor<1x1024xf32>
 }
