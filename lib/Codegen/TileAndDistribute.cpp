@@ -252,10 +252,9 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
       limit = std::min(limit, std::max<int64_t>(extents[i] / kMinColumns, 1));
     // Tiles the register tiler fills: channel tiles are whole channel
     // blocks; column tiles whole vectors (16 f32 lanes on the widest
-    // CPUs), or no worse filled than the whole row; other loops but the
-    // preferred ones
-    // (an image's rows), the register tiler's rows among them, in
-    // multiples of 8 where the extent allows.
+    // CPUs), or no worse filled than the whole row; the other loops,
+    // the register tiler's rows among them, in multiples of 8 where the
+    // extent allows, except an image's rows (preferred), split freely.
     int64_t granule = 1;
     if (channels && i == channels->loop)
       granule = std::max<int64_t>(channels->block, 1);
