@@ -19,9 +19,12 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
     iteration = one workgroup) and fuses every producer in the kernel into
     the loop body. Tile sizes divide the loop extents so that tiles are
     static, and are chosen so that a kernel has about `workgroups`
-    workgroups, but no fewer than `min-work` iterations of the root op per
-    workgroup, or 64 times as many of the kernel's largest loop nest (a
-    convolution's multiply-adds), whichever allows more workgroups. Loops that a fused reduction reduces over are not split.
+    workgroups, but no fewer than `min-work` units of work per workgroup:
+    a kernel's work is its root op's iterations, its reductions'
+    multiply-adds at 64 to one, or for a reduction that reads an input's
+    elements about once each (a matrix-vector product) that input's size,
+    whichever is most. Loops that a fused reduction reduces over are not
+    split.
     The trip counts are recorded as `dlc.grid = array<i64: x, y, z>` on the
     function (x is the innermost forall dimension).
 

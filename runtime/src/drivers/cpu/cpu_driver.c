@@ -376,9 +376,10 @@ static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
           (uint32_t)((uint64_t)l->total * thread_index / thread_count);
       uint32_t end =
           (uint32_t)((uint64_t)l->total * (thread_index + 1) / thread_count);
-      if (begin < end)
+      if (begin < end) {
         l->fn(l->bindings, begin, end);
-      __atomic_add_fetch(&l->done, end - begin, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&l->done, end - begin, __ATOMIC_RELEASE);
+      }
       dlc_cpu_wait_count(&l->done, l->total);
 #endif
     }
