@@ -9,9 +9,14 @@
 // `rows` x `vectors` SIMD accumulators stays in registers through all
 // reduction loops, each step loading `vectors` vectors of `a`, broadcasting
 // `rows` scalars of `b` and issuing rows x vectors fused
-// multiply-adds. Columns past the last full block get one narrower block
-// whose last vector is masked; rows past the last full block and ops the
-// pattern does not fit keep the scalar loops (which LLVM vectorizes).
+// multiply-adds. Where no loop of `b` is a row (depthwise convolutions and
+// pooling windows: every operand uses the channel), the rows are a loop of
+// `a` instead, the output's rows: each step then loads rows x vectors
+// vectors of `a` and broadcasts one scalar of `b`, so that a block still
+// has rows x vectors independent accumulators. Columns past the last full
+// block get one narrower block whose last vector is masked; rows past the
+// last full block and ops the pattern does not fit keep the scalar loops
+// (which LLVM vectorizes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +43,7 @@ namespace {
 struct Contraction {
   unsigned a = 0, b = 0;            ///< input operand numbers
   std::optional<unsigned> f;        ///< row loop (absent: one row)
+  bool rowsInA = false;             ///< f indexes a, not b
   unsigned p = 0;                   ///< column (vector) loop
   SmallVector<unsigned> reductions; ///< reduction loops, outermost first
   SmallVector<unsigned> outer;      ///< other parallel loops
@@ -197,11 +203,36 @@ std::optional<Contraction> match(linalg::GenericOp op) {
     }
     if (!p)
       continue;
+    // No row of b: a row of a, in the output as a plain dim, linear, off
+    // a's innermost (vector) index, and unused by b.
+    bool rowsInA = false;
+    if (!f) {
+      for (unsigned d = 0; d < iterators.size() && !f; ++d) {
+        if (iterators[d] != utils::IteratorType::parallel || d == *p)
+          continue;
+        bool plainInOut = llvm::any_of(maps[2].getResults(), [&](AffineExpr e) {
+          auto dim = dyn_cast<AffineDimExpr>(e);
+          return dim && dim.getPosition() == d;
+        });
+        bool linear = llvm::all_of(maps, [&](AffineMap m) {
+          return llvm::all_of(m.getResults(), [&](AffineExpr e) {
+            return coefficient(e, d).has_value();
+          });
+        });
+        if (plainInOut && linear && uses(maps[ai], d) &&
+            !maps[ai].getResults().back().isFunctionOfDim(d) &&
+            !uses(maps[bi], d)) {
+          f = d;
+          rowsInA = true;
+        }
+      }
+    }
     k.a = ai;
     k.b = bi;
     k.p = *p;
     k.stride = *coefficient(maps[ai].getResults().back(), *p);
     k.f = f;
+    k.rowsInA = rowsInA;
     for (unsigned d = 0; d < iterators.size(); ++d)
       if (iterators[d] == utils::IteratorType::parallel && d != k.p &&
           (!f || d != *f))
@@ -288,7 +319,7 @@ struct CPURegisterTilePass
     // time), at the price of loading and storing its accumulators once per
     // chunk.
     unsigned r0 = k.reductions.front();
-    int64_t stepBytes = (block + rows) * 4;
+    int64_t stepBytes = (k.rowsInA ? rows * block + 1 : block + rows) * 4;
     for (unsigned r : k.reductions)
       if (r != r0)
         stepBytes *= trips[r];
@@ -351,20 +382,23 @@ struct CPURegisterTilePass
         nest.push_back(loop);
         in = OpBuilder::atBlockBegin(loop.getBody());
       }
+      // The vectors of a: one set, or one per row when the rows are a's.
       SmallVector<Value> avec;
-      for (int64_t j = 0; j < n; ++j) {
-        if (k.f)
+      for (int64_t j = 0; j < (k.rowsInA ? nRows : 1) * n; ++j) {
+        if (k.rowsInA)
+          row(in, j / n);
+        else if (k.f)
           ivs[*k.f] = cst(in, 0);
-        ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, j * lanes));
+        ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
         SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
         if (k.stride == 1) {
-          avec.push_back(load(in, a, idx, j == n - 1));
+          avec.push_back(load(in, a, idx, j % n == n - 1));
           continue;
         }
         // Stride 2: the even elements of 2 * lanes contiguous ones. Only
         // offsets up to 2 * (valid lanes - 1) are needed; masks keep the
         // loads inside them.
-        int64_t valid = j == n - 1 ? lastLanes : lanes;
+        int64_t valid = j % n == n - 1 ? lastLanes : lanes;
         int64_t needed = 2 * valid - 1;
         auto chunk = [&](Value base, int64_t count) -> Value {
           SmallVector<Value> at(idx);
@@ -386,24 +420,29 @@ struct CPURegisterTilePass
         avec.push_back(vector::ShuffleOp::create(in, loc, lo, hi, even));
       }
       SmallVector<Value> next;
+      Value bv;
       for (int64_t i = 0; i < nRows; ++i) {
+        auto aOf = [&](int64_t j) { return avec[k.rowsInA ? i * n + j : j]; };
         if (pooling) {
           for (int64_t j = 0; j < n; ++j)
             next.push_back(k.combine == Contraction::Combine::Max
                                ? Value(arith::MaximumFOp::create(
-                                     in, loc, carried[j], avec[j]))
+                                     in, loc, carried[i * n + j], aOf(j)))
                                : Value(arith::AddFOp::create(
-                                     in, loc, carried[j], avec[j])));
+                                     in, loc, carried[i * n + j], aOf(j))));
           continue;
         }
-        row(in, i);
-        ivs[k.p] = cst(in, 0);
-        Value s = memref::LoadOp::create(in, loc, b,
-                                         indices(in, loc, maps[k.b], ivs));
-        Value bv = vector::BroadcastOp::create(in, loc, vecType, s);
+        // b's scalar: one per row, or one for all when the rows are a's.
+        if (!bv || !k.rowsInA) {
+          row(in, i);
+          ivs[k.p] = cst(in, 0);
+          Value s = memref::LoadOp::create(in, loc, b,
+                                           indices(in, loc, maps[k.b], ivs));
+          bv = vector::BroadcastOp::create(in, loc, vecType, s);
+        }
         for (int64_t j = 0; j < n; ++j)
           next.push_back(
-              vector::FMAOp::create(in, loc, avec[j], bv, carried[i * n + j]));
+              vector::FMAOp::create(in, loc, aOf(j), bv, carried[i * n + j]));
       }
       scf::YieldOp::create(in, loc, next);
       for (size_t l = nest.size() - 1; l > 0; --l) {

@@ -179,8 +179,10 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     registers through all reduction loops; each step loads 2 vectors of `a`,
     broadcasts `rows` scalars of `b` and issues fused multiply-adds. The
     output is loaded and stored once per block instead of once per
-    multiply-add. Without a row loop (depthwise: every operand uses the
-    channel) blocks are one row. With stride 2 each vector of `a` is the
+    multiply-add. Without a row loop of `b` (depthwise convolutions and
+    pooling: every operand uses the channel) the rows are the output's
+    rows, a loop of `a`: each step loads rows x 2 vectors of `a` and
+    broadcasts one scalar of `b`. With stride 2 each vector of `a` is the
     even elements of two loads, picked by a shuffle. Columns past the last
     full block get one narrower block whose last vector is masked; rows
     past the last full block one block of fewer rows. Column blocks are the
