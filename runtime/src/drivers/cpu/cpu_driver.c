@@ -4,7 +4,9 @@
  * allocates the arena and resolves every binding to an address (arena base
  * plus offset, or the weight in the mapped artifact, used in place). A run
  * is then only calls: each launch's workgroups [0, total) are cut into one
- * contiguous chunk per thread, with a barrier between launches.
+ * contiguous range per thread; a thread done with its own range takes
+ * workgroups left in the others', and moves on to the next launch once all
+ * of the launch's workgroups are done.
  *===----------------------------------------------------------------------===*/
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -60,6 +62,16 @@ typedef struct dlc_cpu_launch_t {
   uint32_t done;
 } dlc_cpu_launch_t;
 
+/* Per run, with a pool: the workgroups of one launch that thread t has not
+ * yet handed out are [begin + next, end) of its own range. Its owner and,
+ * once done with their own ranges, the other threads take them one at a
+ * time. One cache line each, so that a thread taking its own workgroups
+ * touches no line another thread writes until someone steals. */
+typedef struct dlc_cpu_cursor_t {
+  uint32_t next;
+  uint8_t pad[DLCX_ALIGNMENT - sizeof(uint32_t)];
+} dlc_cpu_cursor_t;
+
 typedef struct dlc_cpu_session_t {
   dlc_cpu_model_t *model;
   uint8_t *arena;
@@ -69,7 +81,9 @@ typedef struct dlc_cpu_session_t {
   dlc_kernel_timing_t *timings; /* NULL unless profiling */
   uint32_t timing_count;        /* 0 until the first run */
   uint64_t run_start_ns;
-  dlc_cpu_pool_t *pool; /* NULL: run on the calling thread */
+  dlc_cpu_pool_t *pool;      /* NULL: run on the calling thread */
+  dlc_cpu_cursor_t *cursors; /* [launch][thread], with a pool */
+  uint32_t thread_count;     /* of the pool */
 } dlc_cpu_session_t;
 
 static uint64_t dlc_cpu_now_ns(void) {
@@ -251,6 +265,7 @@ static void dlc_cpu_session_destroy(void *session_ptr) {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
   dlc_cpu_pool_destroy(session->pool);
 #endif
+  allocator->free(allocator->self, session->cursors);
   allocator->free(allocator->self, session->timings);
   allocator->free(allocator->self, session->launches);
   allocator->free(allocator->self, session->bindings);
@@ -322,8 +337,17 @@ static dlc_status_t dlc_cpu_session_create(void *model_ptr,
   if (threads == 0)
     threads = dlc_cpu_online_count();
   if (threads > 1) {
-    dlc_status_t status =
-        dlc_cpu_pool_create(allocator, threads, message, &session->pool);
+    dlc_status_t status;
+    session->cursors = (dlc_cpu_cursor_t *)dlc_cpu_alloc(
+        allocator, (uint64_t)a->launch_count * threads,
+        sizeof(dlc_cpu_cursor_t), DLCX_ALIGNMENT);
+    if (!session->cursors) {
+      dlc_cpu_session_destroy(session);
+      return dlc_message_set(message, DLC_ERROR_OUT_OF_MEMORY,
+                             "cannot allocate the CPU session's work queues");
+    }
+    session->thread_count = threads;
+    status = dlc_cpu_pool_create(allocator, threads, message, &session->pool);
     if (status != DLC_OK) {
       dlc_cpu_session_destroy(session);
       return status;
@@ -357,7 +381,26 @@ static dlc_status_t dlc_cpu_get_output(void *session_ptr,
   return DLC_OK;
 }
 
-/* Runs this thread's chunk of every launch; a launch starts once the
+#if !defined(DLC_RUNTIME_SINGLE_THREADED)
+/* Runs the workgroups still left in thread `owner`'s range of launch `l`
+ * (cursor `c`), one at a time, and returns how many this thread ran. */
+static uint32_t dlc_cpu_take(const dlc_cpu_launch_t *l, dlc_cpu_cursor_t *c,
+                             uint32_t owner, uint32_t thread_count) {
+  uint32_t begin = (uint32_t)((uint64_t)l->total * owner / thread_count);
+  uint32_t end = (uint32_t)((uint64_t)l->total * (owner + 1) / thread_count);
+  uint32_t ran = 0;
+  while (__atomic_load_n(&c->next, __ATOMIC_RELAXED) < end - begin) {
+    uint32_t w = begin + __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
+    if (w >= end)
+      break;
+    l->fn(l->bindings, w, w + 1);
+    ++ran;
+  }
+  return ran;
+}
+#endif
+
+/* Runs this thread's share of every launch; a launch starts once the
  * previous one is done. Thread 0 keeps the time. */
 static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
                             uint32_t thread_count) {
@@ -372,14 +415,15 @@ static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
         l->fn(l->bindings, 0, l->total);
     } else {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
-      uint32_t begin =
-          (uint32_t)((uint64_t)l->total * thread_index / thread_count);
-      uint32_t end =
-          (uint32_t)((uint64_t)l->total * (thread_index + 1) / thread_count);
-      if (begin < end) {
-        l->fn(l->bindings, begin, end);
-        __atomic_add_fetch(&l->done, end - begin, __ATOMIC_RELEASE);
+      dlc_cpu_cursor_t *cursors = session->cursors + (size_t)i * thread_count;
+      uint32_t ran = 0, k;
+      /* Its own range first, then the others', from the next thread on. */
+      for (k = 0; k < thread_count; ++k) {
+        uint32_t owner = (thread_index + k) % thread_count;
+        ran += dlc_cpu_take(l, &cursors[owner], owner, thread_count);
       }
+      if (ran)
+        __atomic_add_fetch(&l->done, ran, __ATOMIC_RELEASE);
       dlc_cpu_wait_count(&l->done, l->total);
 #endif
     }
@@ -403,6 +447,9 @@ static dlc_status_t dlc_cpu_run(void *session_ptr, dlc_message_t *message) {
      * end waited for all of them. */
     for (i = 0; i < session->launch_count; ++i)
       session->launches[i].done = 0;
+    memset(session->cursors, 0,
+           sizeof(dlc_cpu_cursor_t) * session->launch_count *
+               session->thread_count);
     dlc_cpu_pool_run(session->pool, dlc_cpu_run_job, session);
   } else
 #endif
