@@ -39,6 +39,10 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createConvChannelsLast(channelsLast));
   }
   pm.addNestedPass<func::FuncOp>(createFormDispatches());
+  ConcatInPlaceOptions concatInPlace;
+  if (target)
+    concatInPlace.alignment = target->bufferAlignment();
+  pm.addNestedPass<func::FuncOp>(createConcatInPlace(concatInPlace));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createOutlineDispatches());
   pm.addPass(createCSEPass());

@@ -48,6 +48,13 @@ struct TargetDescription {
   std::string str() const;
 
   bool isGPU() const { return kind != TargetKind::CPU; }
+  /// Bytes every tensor's place in memory is a multiple of: Vulkan binds
+  /// tensors as descriptor ranges, whose offsets must meet
+  /// minStorageBufferOffsetAlignment (256 on the strictest devices); 64
+  /// (a cache line) elsewhere.
+  uint64_t bufferAlignment() const {
+    return kind == TargetKind::Vulkan ? 256 : 64;
+  }
 };
 
 } // namespace dlc

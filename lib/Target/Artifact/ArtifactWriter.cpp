@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cstring>
+#include <functional>
 
 using namespace mlir;
 using namespace dlc;
@@ -24,6 +25,7 @@ static_assert(sizeof(dlcx_tensor_t) == 120, "tensor layout");
 static_assert(sizeof(dlcx_kernel_t) == 40, "kernel layout");
 static_assert(sizeof(dlcx_launch_t) == 24, "launch layout");
 static_assert(sizeof(dlcx_model_t) == 40, "model layout");
+static_assert(DLCX_ALIGNMENT == 64, "TargetDescription::bufferAlignment");
 
 namespace {
 
@@ -61,6 +63,7 @@ private:
 /// Where a host value lives.
 struct Place {
   int64_t buffer = -1;   ///< arena buffer index, or -1
+  uint64_t offset = 0;   ///< bytes into the buffer (a dlc.concat operand)
   int64_t constant = -1; ///< constant index, or -1
 };
 
@@ -69,9 +72,7 @@ public:
   Writer(func::FuncOp main, const TargetDescription &target,
          const KernelBinary &binary)
       : main(main), target(target), binary(binary),
-        // Vulkan binds tensors as descriptor ranges, whose offsets must meet
-        // minStorageBufferOffsetAlignment (256 on the strictest devices).
-        alignment(target.kind == TargetKind::Vulkan ? 256 : DLCX_ALIGNMENT) {}
+        alignment(target.bufferAlignment()) {}
 
   LogicalResult run(llvm::raw_ostream &os, ArtifactStats *stats);
 
@@ -136,14 +137,46 @@ LogicalResult Writer::appendConstant(arith::ConstantOp op) {
 LogicalResult Writer::analyze() {
   Block &entry = main.getBody().front();
   int64_t position = 0;
-  auto newBuffer = [&](Value v, int64_t first) {
+  auto bytes = [](Value v) -> uint64_t {
     auto type = cast<RankedTensorType>(v.getType());
-    BufferLifetime b;
-    b.size = type.getNumElements() * elementBytes(type.getElementType());
-    b.first = b.last = first;
-    places[v].buffer = buffers.size();
-    buffers.push_back(b);
+    return type.getNumElements() * elementBytes(type.getElementType());
   };
+  // The operands of a dlc.concat live inside its result's buffer: the
+  // buffer is made when the first of them is computed, and lives until the
+  // last use of any of them or of the result.
+  DenseMap<Value, std::pair<Value, uint64_t>> within;
+  for (auto concat : entry.getOps<dlc::ConcatOp>()) {
+    uint64_t offset = 0;
+    for (Value in : concat.getInputs()) {
+      if (!in.getDefiningOp<dlc::LaunchOp>() &&
+          !in.getDefiningOp<dlc::ConcatOp>())
+        return concat.emitError("an operand is not computed by a kernel; "
+                                "it cannot be placed inside the result");
+      if (!within.try_emplace(in, concat.getResult(), offset).second)
+        return concat.emitError("an operand is already placed inside "
+                                "another concat's buffer");
+      offset += bytes(in);
+    }
+  }
+  std::function<Place(Value, int64_t)> placeOf = [&](Value v, int64_t first) {
+    auto it = places.find(v);
+    if (it != places.end() && it->second.buffer >= 0)
+      return it->second;
+    Place p;
+    if (auto outer = within.find(v); outer != within.end()) {
+      p = placeOf(outer->second.first, first);
+      p.offset += outer->second.second;
+    } else {
+      BufferLifetime b;
+      b.size = bytes(v);
+      b.first = b.last = first;
+      p.buffer = buffers.size();
+      buffers.push_back(b);
+    }
+    places[v] = p;
+    return p;
+  };
+  auto newBuffer = [&](Value v, int64_t first) { placeOf(v, first); };
   for (BlockArgument arg : entry.getArguments())
     newBuffer(arg, -1);
   for (Operation &op : entry) {
@@ -162,6 +195,10 @@ LogicalResult Writer::analyze() {
     }
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
       places[op.getResult(0)] = places.lookup(op.getOperand(0));
+      continue;
+    }
+    if (auto concat = dyn_cast<dlc::ConcatOp>(op)) {
+      newBuffer(concat.getResult(), position);
       continue;
     }
     if (auto launch = dyn_cast<dlc::LaunchOp>(op)) {
@@ -221,7 +258,7 @@ FailureOr<uint32_t> Writer::tensorFor(Value v) {
   t.quant_axis = -1;
   if (p.buffer >= 0) {
     t.storage = DLCX_STORAGE_ARENA;
-    t.offset = plan.offsets[p.buffer];
+    t.offset = plan.offsets[p.buffer] + p.offset;
   } else if (p.constant >= 0) {
     t.storage = DLCX_STORAGE_CONSTANT;
     t.offset = constantOffsets[p.constant];

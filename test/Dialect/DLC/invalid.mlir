@@ -69,3 +69,59 @@ func.func @launch_types(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = dlc.launch @k(%a) : (tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @concat_rows(%a: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  // expected-error @below {{'dlc.concat' op dim 0 before the concatenated dim 1 has size 2, so an operand is not one contiguous range of the result}}
+  %r = dlc.concat dim(1) %a, %a : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @concat_sum(%a: tensor<1x4xf32>) -> tensor<1x9xf32> {
+  // expected-error @below {{'dlc.concat' op operands add up to 8 in dim 1 but the result has 9}}
+  %r = dlc.concat dim(1) %a, %a : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x9xf32>
+  return %r : tensor<1x9xf32>
+}
+
+// -----
+
+func.func @concat_other_dim(%a: tensor<1x4x2xf32>, %b: tensor<1x4x3xf32>) -> tensor<1x8x2xf32> {
+  // expected-error @below {{'dlc.concat' op operand #1 has size 3 in dim 2 but the result has 2}}
+  %r = dlc.concat dim(1) %a, %b : (tensor<1x4x2xf32>, tensor<1x4x3xf32>) -> tensor<1x8x2xf32>
+  return %r : tensor<1x8x2xf32>
+}
+
+// -----
+
+func.func @concat_type(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<8xf32> {
+  // expected-error @below {{'dlc.concat' op operand #1 has type 'tensor<4xi32>', incompatible with the result 'tensor<8xf32>'}}
+  %r = dlc.concat dim(0) %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @concat_dim(%a: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @below {{'dlc.concat' op dim 1 is out of range for rank 1}}
+  %r = dlc.concat dim(1) %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @concat_dynamic(%a: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @below {{'dlc.concat' op needs static shapes: it places buffers}}
+  %r = dlc.concat dim(0) %a, %a : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+func.func @concat_empty() -> tensor<8xf32> {
+  // expected-error @below {{'dlc.concat' op needs at least one operand}}
+  %r = dlc.concat dim(0) : () -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}

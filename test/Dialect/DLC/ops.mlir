@@ -13,3 +13,10 @@ func.func @dispatch(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// CHECK-LABEL: func @concat
+// CHECK: dlc.concat dim(1) %{{.*}}, %{{.*}} : (tensor<1x2x4xf32>, tensor<1x3x4xf32>) -> tensor<1x5x4xf32>
+func.func @concat(%a: tensor<1x2x4xf32>, %b: tensor<1x3x4xf32>) -> tensor<1x5x4xf32> {
+  %r = dlc.concat dim(1) %a, %b : (tensor<1x2x4xf32>, tensor<1x3x4xf32>) -> tensor<1x5x4xf32>
+  return %r : tensor<1x5x4xf32>
+}

@@ -43,6 +43,47 @@ LogicalResult DispatchOp::verify() {
   return success();
 }
 
+LogicalResult ConcatOp::verify() {
+  auto result = cast<RankedTensorType>(getResult().getType());
+  int64_t rank = result.getRank();
+  int64_t dim = getDim();
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  if (!result.hasStaticShape() ||
+      llvm::any_of(getInputs().getTypes(), [](Type t) {
+        return !cast<RankedTensorType>(t).hasStaticShape();
+      }))
+    return emitOpError("needs static shapes: it places buffers");
+  if (dim < 0 || dim >= rank)
+    return emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  for (int64_t d = 0; d < dim; ++d)
+    if (result.getDimSize(d) != 1)
+      return emitOpError("dim ")
+             << d << " before the concatenated dim " << dim << " has size "
+             << result.getDimSize(d)
+             << ", so an operand is not one contiguous range of the result";
+  int64_t total = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getElementType() != result.getElementType() ||
+        type.getRank() != rank)
+      return emitOpError("operand #")
+             << i << " has type " << type << ", incompatible with the result "
+             << result;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && type.getDimSize(d) != result.getDimSize(d))
+        return emitOpError("operand #")
+               << i << " has size " << type.getDimSize(d) << " in dim " << d
+               << " but the result has " << result.getDimSize(d);
+    total += type.getDimSize(dim);
+  }
+  if (total != result.getDimSize(dim))
+    return emitOpError("operands add up to ")
+           << total << " in dim " << dim << " but the result has "
+           << result.getDimSize(dim);
+  return success();
+}
+
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto kernel =
       symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr());

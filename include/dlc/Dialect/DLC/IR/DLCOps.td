@@ -73,4 +73,30 @@ def DLC_LaunchOp : DLC_Op<"launch", [
   }];
 }
 
+def DLC_ConcatOp : DLC_Op<"concat", [Pure]> {
+  let summary = "Operands laid side by side in the result's buffer, no kernel";
+  let description = [{
+    The concatenation of the operands along `dim`, where every dim before
+    `dim` has size 1, so that each operand is one contiguous range of the
+    result's bytes. The memory planner gives the result one buffer and
+    places each operand's buffer inside it, so the kernels that compute the
+    operands write the result in place and nothing runs for the op itself
+    (`dlc-concat-in-place` creates it). Operands must be results of kernels
+    (or of other `dlc.concat` ops), each the operand of one `dlc.concat`
+    only: a value lives in one place.
+
+    ```mlir
+    %r = dlc.concat dim(1) %a, %b
+        : (tensor<1x64x55x55xf32>, tensor<1x64x55x55xf32>)
+        -> tensor<1x128x55x55xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    `dim` `(` $dim `)` $inputs attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

@@ -55,6 +55,30 @@ def ConvChannelsLast : Pass<"dlc-conv-channels-last", "mlir::func::FuncOp"> {
   ];
 }
 
+def ConcatInPlace : Pass<"dlc-concat-in-place", "mlir::func::FuncOp"> {
+  let summary = "Concats become places in memory instead of copy kernels";
+  let description = [{
+    A dispatch that only concatenates its operands (fire modules, FPN
+    necks, channel splits joined again) is a kernel that copies every byte
+    once more. When each operand is one contiguous range of the result
+    (every dim before the concatenated one has size 1), is computed by
+    another dispatch (or is such a concat itself), is returned by nothing
+    and is part of no other concat, and when each operand starts at a
+    multiple of `alignment` bytes of the result, the dispatch becomes a
+    `dlc.concat`: the memory planner puts the operands' buffers inside the
+    result's, so their kernels write the result in place.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "64",
+           "Bytes every operand's start in the result must be a multiple "
+           "of (the target's tensor alignment)">,
+  ];
+  let dependentDialects = ["::dlc::DLCDialect"];
+  let statistics = [
+    Statistic<"numConcats", "concats", "Concat kernels placed in memory">,
+  ];
+}
+
 def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Turn each dlc.dispatch into a kernel function + dlc.launch";
   let description = [{

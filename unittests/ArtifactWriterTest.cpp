@@ -1,0 +1,176 @@
+//===- ArtifactWriterTest.cpp - host plan placement in the artifact -------===//
+
+#include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Target/Artifact.h"
+
+#include "../runtime/include/dlc/artifact_format.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace dlc;
+using namespace mlir;
+
+namespace {
+
+/// A host program with the given body; kernels @k1 and @k2 take one
+/// tensor<1x4x16xf32> and return one, @k3 takes the result of the concat.
+std::string hostProgram(StringRef body, StringRef results) {
+  return (R"(
+func.func private @k1(tensor<1x4x16xf32>) -> tensor<1x4x16xf32> attributes {dlc.kernel}
+func.func private @k2(tensor<1x4x16xf32>) -> tensor<1x4x16xf32> attributes {dlc.kernel}
+func.func private @k3(tensor<1x12x16xf32>) -> tensor<1x12x16xf32> attributes {dlc.kernel}
+func.func @main(%x: tensor<1x4x16xf32>) -> )" +
+          results + " {\n" + body + "\n}\n")
+      .str();
+}
+
+/// The artifact's tensor table, and the tensors each launch binds.
+struct Written {
+  std::vector<dlcx_tensor_t> tensors;
+  std::vector<std::vector<uint32_t>> launchBindings;
+  dlcx_model_t model;
+};
+
+class ArtifactWriterTest : public ::testing::Test {
+protected:
+  ArtifactWriterTest() {
+    context.loadDialect<DLCDialect, func::FuncDialect, tensor::TensorDialect>();
+  }
+
+  /// Writes the artifact of `source` for the host CPU; the error message
+  /// in `error` when writing fails.
+  std::optional<Written> write(const std::string &source, std::string &error) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    if (!module) {
+      error = "parse error";
+      return std::nullopt;
+    }
+    KernelBinary binary;
+    binary.code = "code";
+    for (const char *name : {"k1", "k2", "k3"}) {
+      KernelInfo k;
+      k.name = name;
+      k.bindingCount = 2;
+      k.codeFormat = DLCX_CODE_ELF_SHARED;
+      k.codeSize = binary.code.size();
+      binary.kernels.push_back(k);
+    }
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      error = d.str();
+      return success();
+    });
+    TargetDescription target = cantFail(TargetDescription::parse("cpu"));
+    if (failed(writeArtifact(*module, target, binary, os)))
+      return std::nullopt;
+    os.flush();
+    Written w;
+    dlcx_header_t header;
+    std::memcpy(&header, bytes.data(), sizeof(header));
+    std::vector<dlcx_launch_t> launches;
+    std::vector<uint32_t> bindings;
+    for (uint32_t i = 0; i < header.section_count; ++i) {
+      dlcx_section_t s;
+      std::memcpy(&s,
+                  bytes.data() + header.section_table_offset + i * sizeof(s),
+                  sizeof(s));
+      const char *data = bytes.data() + s.offset;
+      if (s.kind == DLCX_SECTION_TENSORS) {
+        w.tensors.resize(s.size / sizeof(dlcx_tensor_t));
+        std::memcpy(w.tensors.data(), data, s.size);
+      } else if (s.kind == DLCX_SECTION_LAUNCHES) {
+        launches.resize(s.size / sizeof(dlcx_launch_t));
+        std::memcpy(launches.data(), data, s.size);
+      } else if (s.kind == DLCX_SECTION_BINDINGS) {
+        bindings.resize(s.size / sizeof(uint32_t));
+        std::memcpy(bindings.data(), data, s.size);
+      } else if (s.kind == DLCX_SECTION_MODEL) {
+        std::memcpy(&w.model, data, sizeof(w.model));
+      }
+    }
+    for (const dlcx_launch_t &l : launches)
+      w.launchBindings.emplace_back(bindings.begin() + l.binding_begin,
+                                    bindings.begin() + l.binding_begin +
+                                        l.binding_count);
+    return w;
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(ArtifactWriterTest, ConcatOperandsLiveInsideTheResult) {
+  // r = [[a, b], c]: a, b and c are written by their kernels straight into
+  // r's buffer, which k3 reads.
+  std::string error;
+  std::optional<Written> w = write(hostProgram(R"(
+  %a = dlc.launch @k1(%x) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %b = dlc.launch @k2(%a) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %ab = dlc.concat dim(1) %a, %b : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x8x16xf32>
+  %c = dlc.launch @k1(%x) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %r = dlc.concat dim(1) %ab, %c : (tensor<1x8x16xf32>, tensor<1x4x16xf32>) -> tensor<1x12x16xf32>
+  %s = dlc.launch @k3(%r) : (tensor<1x12x16xf32>) -> tensor<1x12x16xf32>
+  return %s : tensor<1x12x16xf32>)",
+                                               "tensor<1x12x16xf32>"),
+                                   error);
+  ASSERT_TRUE(w) << error;
+  ASSERT_EQ(w->launchBindings.size(), 4u);
+  auto offset = [&](size_t launch, size_t binding) {
+    const dlcx_tensor_t &t = w->tensors[w->launchBindings[launch][binding]];
+    EXPECT_EQ(t.storage, DLCX_STORAGE_ARENA);
+    return t.offset;
+  };
+  uint64_t r = offset(3, 0);
+  const uint64_t part = 4 * 16 * sizeof(float);
+  EXPECT_EQ(offset(0, 1), r);            // a
+  EXPECT_EQ(offset(1, 0), r);            // a, read by k2
+  EXPECT_EQ(offset(1, 1), r + part);     // b
+  EXPECT_EQ(offset(2, 1), r + 2 * part); // c
+  // The output of k3 is live at the same time as r: elsewhere.
+  uint64_t s = offset(3, 1);
+  EXPECT_TRUE(s + 3 * part <= r || r + 3 * part <= s);
+  // The most bytes live at once are r's and s's, while k3 runs: a, b, c
+  // and ab have no buffers of their own.
+  EXPECT_EQ(w->model.arena_lower_bound, 2 * 3 * part);
+}
+
+TEST_F(ArtifactWriterTest, ConcatOfAGraphInputIsAnError) {
+  std::string error;
+  std::optional<Written> w = write(hostProgram(R"(
+  %a = dlc.launch @k1(%x) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %r = dlc.concat dim(1) %x, %a : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>)",
+                                               "tensor<1x8x16xf32>"),
+                                   error);
+  EXPECT_FALSE(w);
+  EXPECT_NE(error.find("an operand is not computed by a kernel"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(ArtifactWriterTest, ValueInTwoConcatsIsAnError) {
+  std::string error;
+  std::optional<Written> w = write(hostProgram(R"(
+  %a = dlc.launch @k1(%x) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %b = dlc.launch @k2(%x) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %r = dlc.concat dim(1) %a, %b : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x8x16xf32>
+  %q = dlc.concat dim(1) %b, %a : (tensor<1x4x16xf32>, tensor<1x4x16xf32>) -> tensor<1x8x16xf32>
+  return %r, %q : tensor<1x8x16xf32>, tensor<1x8x16xf32>)",
+                                               "(tensor<1x8x16xf32>, "
+                                               "tensor<1x8x16xf32>)"),
+                                   error);
+  EXPECT_FALSE(w);
+  EXPECT_NE(error.find("already placed inside another concat's buffer"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
