@@ -197,3 +197,169 @@ func.func @max_pool(%in: memref<4x11x41xf32>, %win: memref<3x3xf32>, %out: memre
   }
   return
 }
+
+// -----
+
+// A contraction into a temporary that a constant fill initializes and an
+// elementwise epilogue (bias per row, residual add, ReLU6 clamp, a square
+// root) maps into the kernel's output: the accumulators start as the
+// constant in registers, the epilogue runs on them as vectors, and the
+// results go straight to the output; the temporary, its fill and the
+// epilogue are gone. The epilogue reads through a unit dim, (0, f, p).
+// CHECK-LABEL: func.func @epilogue
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[Z]]
+// CHECK: vector.fma
+// CHECK: memref.load %{{.*}} : memref<8xf32>
+// CHECK: vector.load %{{.*}} : memref<1x8x37xf32>, vector<8xf32>
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+// CHECK: math.sqrt %{{.*}} : vector<8xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK: arith.minimumf %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}} : memref<1x8x37xf32, strided<[296, 37, 1]>>, vector<8xf32>
+// The last 5 columns: masked loads of the residual, masked stores.
+// CHECK: vector.maskedload %{{.*}} : memref<1x8x37xf32>, vector<8xi1>, vector<8xf32>
+// CHECK: vector.maskedstore %{{.*}} : memref<1x8x37xf32, strided<[296, 37, 1]>>, vector<8xi1>, vector<8xf32>
+// CHECK-NOT: memref.dealloc
+#ea = affine_map<(f, k, p) -> (k, p)>
+#eb = affine_map<(f, k, p) -> (f, k)>
+#ec = affine_map<(f, k, p) -> (0, f, p)>
+#eid = affine_map<(f, p) -> (0, f, p)>
+#erow = affine_map<(f, p) -> (f)>
+#efill = affine_map<(f, p) -> ()>
+#eall = affine_map<(f, p) -> (f, p)>
+func.func @epilogue(%x: memref<16x37xf32>, %w: memref<8x16xf32>, %bias: memref<8xf32>, %res: memref<1x8x37xf32>, %y: memref<1x8x37xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1x8x37xf32>
+  %flat = memref.collapse_shape %t [[0, 1], [2]] : memref<1x8x37xf32> into memref<8x37xf32>
+  linalg.generic {indexing_maps = [#efill, #eall], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%flat : memref<8x37xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#ea, #eb, #ec], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<16x37xf32>, memref<8x16xf32>) outs(%t : memref<1x8x37xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  %ry = memref.subview %y[0, 0, 0] [1, 8, 37] [1, 1, 1] : memref<1x8x37xf32> to memref<1x8x37xf32, strided<[296, 37, 1]>>
+  linalg.generic {indexing_maps = [#eid, #erow, #eid, #eid], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %bias, %res : memref<1x8x37xf32>, memref<8xf32>, memref<1x8x37xf32>) outs(%ry : memref<1x8x37xf32, strided<[296, 37, 1]>>) {
+  ^bb0(%acc: f32, %b: f32, %r: f32, %o: f32):
+    %s = arith.addf %acc, %b : f32
+    %q = arith.addf %s, %r : f32
+    %sq = math.sqrt %b : f32
+    %u = arith.mulf %q, %sq : f32
+    %lo = arith.maximumf %u, %zero : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  }
+  memref.dealloc %t : memref<1x8x37xf32>
+  return
+}
+
+// -----
+
+// Kept: an epilogue that writes a buffer the contraction reads (its
+// output would change under the contraction's feet), and one that is no
+// elementwise map of the accumulators (it reads them transposed). The
+// fill still becomes the accumulators' start.
+// CHECK-LABEL: func.func @kept_epilogues
+// CHECK: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+// CHECK: vector.store
+// CHECK: linalg.generic
+// CHECK: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+// CHECK: vector.store
+// CHECK: linalg.generic
+#ka = affine_map<(f, k, p) -> (k, p)>
+#kb = affine_map<(f, k, p) -> (f, k)>
+#kc = affine_map<(f, k, p) -> (f, p)>
+#kid = affine_map<(f, p) -> (f, p)>
+#ktr = affine_map<(f, p) -> (p, f)>
+#kfill = affine_map<(f, p) -> ()>
+func.func @kept_epilogues(%x: memref<16x16xf32>, %w: memref<16x16xf32>, %y: memref<16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<16x16xf32>
+  linalg.generic {indexing_maps = [#kfill, #kid], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%t : memref<16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#ka, #kb, #kc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<16x16xf32>, memref<16x16xf32>) outs(%t : memref<16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#kid, #kid], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<16x16xf32>) outs(%x : memref<16x16xf32>) {
+  ^bb0(%acc: f32, %o: f32):
+    %n = arith.negf %acc : f32
+    linalg.yield %n : f32
+  }
+  %u = memref.alloc() : memref<16x16xf32>
+  linalg.generic {indexing_maps = [#kfill, #kid], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%u : memref<16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#ka, #kb, #kc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<16x16xf32>, memref<16x16xf32>) outs(%u : memref<16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#ktr, #kid], iterator_types = ["parallel", "parallel"]}
+      ins(%u : memref<16x16xf32>) outs(%y : memref<16x16xf32>) {
+  ^bb0(%acc: f32, %o: f32):
+    %n = arith.negf %acc : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// -----
+
+// A reduction long enough to run in chunks (256 x 80 bytes of operands per
+// block > chunk-bytes) stores and reloads its accumulators between chunks:
+// the fill and the epilogue stay.
+// CHECK-LABEL: func.func @chunked_epilogue
+// CHECK: memref.alloc
+// CHECK: linalg.generic {{.*}}ins(%{{.*}} : f32)
+// CHECK: vector.fma
+// CHECK: linalg.generic
+#ca = affine_map<(f, k, p) -> (k, p)>
+#cb = affine_map<(f, k, p) -> (f, k)>
+#cc = affine_map<(f, k, p) -> (f, p)>
+#cid = affine_map<(f, p) -> (f, p)>
+#cfill = affine_map<(f, p) -> ()>
+func.func @chunked_epilogue(%x: memref<256x16xf32>, %w: memref<8x256xf32>, %y: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() : memref<8x16xf32>
+  linalg.generic {indexing_maps = [#cfill, #cid], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%t : memref<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#ca, #cb, #cc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<256x16xf32>, memref<8x256xf32>) outs(%t : memref<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#cid, #cid], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<8x16xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%acc: f32, %o: f32):
+    %n = arith.negf %acc : f32
+    linalg.yield %n : f32
+  }
+  return
+}

@@ -190,7 +190,13 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     block of pixels). When what a block reads over all reduction steps
     exceeds `chunk-bytes`, the outermost reduction loop runs in chunks
     around the whole nest, so that each chunk's operands are reused from
-    cache. Ops that do not fit are left alone.
+    cache. When the output is a temporary (a tile of the kernel's) that a
+    constant fill initializes and one elementwise op then maps into the
+    kernel's output (bias, batch norm, activation, residual add), and the
+    reduction is not chunked, the accumulators start as that constant in
+    registers and the elementwise op runs on them as vectors before the
+    store: the temporary, its fill and the second pass over it go. Ops that
+    do not fit are left alone.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
