@@ -258,28 +258,33 @@ struct Surroundings {
   linalg::GenericOp epilogue;
   unsigned epilogueInput = 0; ///< which input of the epilogue is the temporary
   unsigned epilogueLast = 0;  ///< its loop along the vectors
-  memref::AllocOp alloc;
+  Operation *alloc = nullptr; ///< memref.alloc or memref.alloca
+  /// The epilogue reads the temporary through another reshape than the
+  /// contraction writes it: indices go through the linear offset.
+  bool reshaped = false;
   SmallVector<Operation *> views; ///< reshapes of the alloc
 };
 
-/// The alloc behind `v` (directly or through one reshape).
-memref::AllocOp allocOf(Value v) {
+/// The alloc or alloca behind `v` (directly or through one reshape).
+Operation *allocOf(Value v) {
   if (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>())
     v = collapse.getSrc();
   else if (auto expand = v.getDefiningOp<memref::ExpandShapeOp>())
     v = expand.getSrc();
-  return v.getDefiningOp<memref::AllocOp>();
+  Operation *def = v.getDefiningOp();
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(def) ? def
+                                                                 : nullptr;
 }
 
-/// Whether `a` and `b` view the same elements in the same order: the same
-/// value, or reshapes of the same source into the same type.
-bool sameView(Value a, Value b) {
-  if (a == b)
-    return true;
-  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
-  return x && y && isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(x) &&
-         OperationEquivalence::isEquivalentTo(
-             x, y, OperationEquivalence::IgnoreLocations);
+/// Whether a vector along the last dim of whole-buffer view `b` of a
+/// contiguous buffer stays within the last dim of view `a` of it: `a`'s
+/// last dim is a whole number of `b`'s rows.
+bool rowsNest(Value a, Value b) {
+  auto x = cast<MemRefType>(a.getType()), y = cast<MemRefType>(b.getType());
+  return x.hasStaticShape() && y.hasStaticShape() &&
+         x.getLayout().isIdentity() && y.getLayout().isIdentity() &&
+         x.getRank() > 0 && y.getRank() > 0 &&
+         x.getShape().back() % y.getShape().back() == 0;
 }
 
 /// The constant a fill-like op writes into its whole output, if it is one:
@@ -397,10 +402,10 @@ Value rootOf(Value v) {
 Surroundings surroundingsOf(linalg::GenericOp op) {
   Surroundings s;
   Value out = op.getDpsInitOperand(0)->get();
-  memref::AllocOp alloc = allocOf(out);
+  Operation *alloc = allocOf(out);
   if (!alloc || alloc->getBlock() != op->getBlock())
     return s;
-  SmallVector<Value> aliases = {alloc.getResult()};
+  SmallVector<Value> aliases = {alloc->getResult(0)};
   for (Operation *user : alloc->getUsers())
     if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user)) {
       aliases.push_back(user->getResult(0));
@@ -431,10 +436,11 @@ Surroundings surroundingsOf(linalg::GenericOp op) {
       // The one read after the contraction.
       auto generic = dyn_cast<linalg::GenericOp>(user);
       if (epilogue || !generic || !linalgOp.isDpsInput(&use) ||
-          !sameView(alias, out))
+          !rowsNest(alias, out))
         return s;
       epilogue = generic;
       epilogueInput = use.getOperandNumber();
+      s.reshaped = alias.getType() != out.getType();
     }
   }
   s.alloc = alloc;
@@ -442,7 +448,11 @@ Surroundings surroundingsOf(linalg::GenericOp op) {
     s.fill = fill;
     s.fillValue = filledValue(fill);
   }
-  ArrayRef<int64_t> outShape = cast<MemRefType>(out.getType()).getShape();
+  ArrayRef<int64_t> outShape =
+      epilogue
+          ? cast<MemRefType>(epilogue.getDpsInputs()[epilogueInput].getType())
+                .getShape()
+          : ArrayRef<int64_t>();
   // Folded into the contraction, the epilogue writes its output block by
   // block while the contraction still reads: not when it reads that buffer.
   // And the contraction moves down to the epilogue: only past ops without
@@ -584,13 +594,26 @@ struct CPURegisterTilePass
                              Value mask) {
       linalg::GenericOp e = around.epilogue;
       unsigned last = around.epilogueLast;
-      // The epilogue's loop indices: where its map puts them in `idx`.
+      // The epilogue's loop indices: where its map puts them in `idx`,
+      // or, through another reshape of the temporary, in the indices of
+      // the same linear offset.
       AffineMap accMap =
           e.getMatchingIndexingMap(e.getDpsInputOperand(around.epilogueInput));
+      SmallVector<Value> viewIdx(idx);
+      if (around.reshaped) {
+        auto from = cast<MemRefType>(out.getType());
+        auto to =
+            cast<MemRefType>(e.getDpsInputs()[around.epilogueInput].getType());
+        Value linear = affine::AffineLinearizeIndexOp::create(
+            bb, loc, idx, from.getShape(), /*disjoint=*/true);
+        auto split = affine::AffineDelinearizeIndexOp::create(
+            bb, loc, linear, to.getShape(), /*hasOuterBound=*/true);
+        viewIdx.assign(split.getResults().begin(), split.getResults().end());
+      }
       SmallVector<Value> loopIdx(e.getNumLoops());
       for (auto [r, x] : llvm::enumerate(accMap.getResults()))
         if (auto dim = dyn_cast<AffineDimExpr>(x))
-          loopIdx[dim.getPosition()] = idx[r];
+          loopIdx[dim.getPosition()] = viewIdx[r];
       auto vectorOf = [&](Type t) { return VectorType::get({lanes}, t); };
       IRMapping map;
       auto mapped = [&](Value v) -> Value {

@@ -363,3 +363,49 @@ func.func @chunked_epilogue(%x: memref<256x16xf32>, %w: memref<8x256xf32>, %y: m
   }
   return
 }
+
+// -----
+
+// A depthwise convolution into a stack tile (2 channels x 4 rows x 16
+// columns) whose epilogue reads the tile through a reshape (2 x 64): the
+// epilogue's indices are the same linear offset's, (c, 16 * r + w).
+// CHECK-LABEL: func.func @reshaped_epilogue
+// CHECK-NOT: memref.alloca
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+// CHECK: affine.linearize_index disjoint
+// CHECK: affine.delinearize_index
+// CHECK: memref.load %{{.*}} : memref<2xf32>
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}} : memref<2x64xf32>, vector<8xf32>
+#da = affine_map<(c, r, w, kh, kw) -> (c, r + kh, w + kw)>
+#db = affine_map<(c, r, w, kh, kw) -> (c, kh, kw)>
+#dc = affine_map<(c, r, w, kh, kw) -> (c, r, w)>
+#dfill = affine_map<(i) -> ()>
+#did = affine_map<(i) -> (i)>
+#deid = affine_map<(c, p) -> (c, p)>
+#derow = affine_map<(c, p) -> (c)>
+func.func @reshaped_epilogue(%x: memref<2x6x18xf32>, %w: memref<2x3x3xf32>, %bias: memref<2xf32>, %y: memref<2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloca() {alignment = 64 : i64} : memref<2x4x16xf32>
+  %flat = memref.collapse_shape %t [[0, 1, 2]] : memref<2x4x16xf32> into memref<128xf32>
+  linalg.generic {indexing_maps = [#dfill, #did], iterator_types = ["parallel"]} ins(%zero : f32) outs(%flat : memref<128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#da, #db, #dc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x6x18xf32>, memref<2x3x3xf32>) outs(%t : memref<2x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  %rows = memref.collapse_shape %t [[0], [1, 2]] : memref<2x4x16xf32> into memref<2x64xf32>
+  linalg.generic {indexing_maps = [#deid, #derow, #deid], iterator_types = ["parallel", "parallel"]}
+      ins(%rows, %bias : memref<2x64xf32>, memref<2xf32>) outs(%y : memref<2x64xf32>) {
+  ^bb0(%acc: f32, %b: f32, %o: f32):
+    %s = arith.addf %acc, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -195,7 +195,8 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     kernel's output (bias, batch norm, activation, residual add), and the
     reduction is not chunked, the accumulators start as that constant in
     registers and the elementwise op runs on them as vectors before the
-    store: the temporary, its fill and the second pass over it go. Ops that
+    store (also through another reshape of the temporary, by its linear
+    offset): the temporary, its fill and the second pass over it go. Ops that
     do not fit are left alone.
   }];
   let options = [
