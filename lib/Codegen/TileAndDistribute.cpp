@@ -73,11 +73,21 @@ llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
     auto type = dyn_cast<ShapedType>(v.getType());
     return type && type.hasStaticShape() ? type.getNumElements() : 0;
   };
+  // Likewise a contraction whose first input the kernel computes (the
+  // columns of a patch convolution, transposed in the kernel) and that
+  // outweighs the other: split along the other's loops (output channels),
+  // every workgroup would compute all of it again.
+  auto computed = [](Value v) {
+    return v.getDefiningOp<linalg::LinalgOp>() ||
+           v.getDefiningOp<tensor::PadOp>();
+  };
   auto padded = [&](linalg::LinalgOp op) {
-    if (!linalg::isaConvolutionOpInterface(op) || op.getNumDpsInputs() < 2 ||
-        op.getNumDpsInits() != 1)
+    if (op.getNumDpsInputs() < 2 || op.getNumDpsInits() != 1)
       return false;
     Value image = op.getDpsInputs()[0];
+    bool convolution = linalg::isaConvolutionOpInterface(op);
+    if (!convolution && (op.getNumReductionLoops() == 0 || !computed(image)))
+      return false;
     return image.getDefiningOp<tensor::PadOp>() ||
            elements(image) > elements(op.getDpsInputs()[1]);
   };

@@ -197,6 +197,40 @@ func.func @padded_conv(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> te
 
 // -----
 
+// CPU: a contraction whose first input the kernel computes (the columns of
+// a patch convolution, transposed in the kernel) and which outweighs the
+// weights is split along that input's columns only: split along output
+// channels, every workgroup would transpose all of it again.
+// CHECK-LABEL: func.func @computed_columns
+// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (256) step (32)
+// CHECK:   ins(%{{.*}} : tensor<32x96xf32>) outs(%{{.*}} : tensor<96x32xf32>)
+// CHECK:   ins(%{{.*}}, %{{.*}} : tensor<96x32xf32>, tensor<32x96xf32>) outs(%{{.*}} : tensor<32x32xf32>)
+#cx = affine_map<(p, k) -> (p, k)>
+#ct = affine_map<(p, k) -> (k, p)>
+#ca = affine_map<(f, k, p) -> (k, p)>
+#cb = affine_map<(f, k, p) -> (f, k)>
+#cc = affine_map<(f, k, p) -> (f, p)>
+func.func @computed_columns(%x: tensor<256x96xf32>, %w: tensor<32x96xf32>) -> tensor<32x256xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %te = tensor.empty() : tensor<96x256xf32>
+  %t = linalg.generic {indexing_maps = [#cx, #ct], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<256x96xf32>) outs(%te : tensor<96x256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<96x256xf32>
+  %e = tensor.empty() : tensor<32x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x256xf32>) -> tensor<32x256xf32>
+  %c = linalg.generic {indexing_maps = [#ca, #cb, #cc], iterator_types = ["parallel", "reduction", "parallel"]} ins(%t, %w : tensor<96x256xf32>, tensor<32x96xf32>) outs(%f : tensor<32x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<32x256xf32>
+  return %c : tensor<32x256xf32>
+}
+
+// -----
+
 // CPU: a channels-last convolution (dlc-conv-channels-last) read back in
 // NCHW by its epilogue is split along output channels only, in whole
 // blocks of 32: each workgroup reads its block's filter once for all
