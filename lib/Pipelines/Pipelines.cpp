@@ -29,6 +29,8 @@ void dlc::buildLegalizePipeline(OpPassManager &pm) {
 void dlc::buildOptimizePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createFoldConstants());
+  pm.addPass(createCanonicalizerPass());
 }
 
 void dlc::buildDispatchPipeline(OpPassManager &pm,

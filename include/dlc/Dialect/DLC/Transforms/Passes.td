@@ -55,6 +55,30 @@ def ConvChannelsLast : Pass<"dlc-conv-channels-last", "mlir::func::FuncOp"> {
   ];
 }
 
+def FoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluate elementwise ops on constants at compile time";
+  let description = [{
+    An elementwise `linalg.generic` whose inputs are all constants (the
+    per-channel scale and shift of an inference BatchNormalization, from
+    its four parameter vectors) would otherwise be recomputed by every
+    kernel it fuses into, per output element (a square root and a division
+    for each pixel). This pass computes it once: every body op is folded on
+    constant attributes element by element, and the op becomes a constant.
+    Only results of no more bytes than their tensor inputs together (no
+    broadcast into a big tensor, no int8 weights dequantized to f32: the
+    artifact would grow) and of at most `max-elements` elements are
+    folded; an op a folder cannot evaluate is left alone.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", "65536",
+           "Largest result folded, in elements">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numFolded", "folded", "Ops evaluated at compile time">,
+  ];
+}
+
 def ConcatInPlace : Pass<"dlc-concat-in-place", "mlir::func::FuncOp"> {
   let summary = "Concats become places in memory instead of copy kernels";
   let description = [{
