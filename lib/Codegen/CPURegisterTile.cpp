@@ -318,8 +318,8 @@ Value filledValue(Operation *op) {
 /// same map as it writes its output, each loop once as a plain index and
 /// any other index a constant 0 (a unit dim); every other operand is a
 /// scalar, or a buffer read either without that loop (broadcast) or with
-/// it as its unit-stride innermost index (vector load); its body is arith
-/// ops on scalars.
+/// it as its unit-stride innermost index (vector load); its body is
+/// scalar arith ops and math functions that have vector code.
 std::optional<unsigned> vectorizableEpilogue(linalg::GenericOp epilogue,
                                              unsigned input) {
   if (epilogue.getNumDpsInits() != 1 || epilogue.getNumReductionLoops() != 0 ||
