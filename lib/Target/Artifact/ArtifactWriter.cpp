@@ -31,13 +31,6 @@ namespace {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-/// Bytes per stored element (booleans are one byte).
-int64_t elementBytes(Type t) {
-  if (t.isInteger(1))
-    return 1;
-  return (t.getIntOrFloatBitWidth() + 7) / 8;
-}
-
 template <typename T> void append(std::string &s, const T &value) {
   s.append(reinterpret_cast<const char *>(&value), sizeof(T));
 }
@@ -106,7 +99,7 @@ LogicalResult Writer::appendConstant(arith::ConstantOp op) {
                         "supported yet");
   uint64_t offset = alignUp(constants.size(), alignment);
   constants.resize(offset, '\0');
-  int64_t bytes = type.getNumElements() * elementBytes(elem);
+  int64_t bytes = type.getNumElements() * storedElementBytes(elem);
   Attribute value = op.getValue();
   if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
     ArrayRef<char> data = res.getData();
@@ -121,7 +114,7 @@ LogicalResult Writer::appendConstant(arith::ConstantOp op) {
     } else if (dense.isSplat()) {
       ArrayRef<char> raw = dense.getRawData();
       for (int64_t i = 0; i < type.getNumElements(); ++i)
-        constants.append(raw.data(), elementBytes(elem));
+        constants.append(raw.data(), storedElementBytes(elem));
     } else {
       ArrayRef<char> raw = dense.getRawData();
       constants.append(raw.data(), raw.size());
@@ -139,7 +132,7 @@ LogicalResult Writer::analyze() {
   int64_t position = 0;
   auto bytes = [](Value v) -> uint64_t {
     auto type = cast<RankedTensorType>(v.getType());
-    return type.getNumElements() * elementBytes(type.getElementType());
+    return type.getNumElements() * storedElementBytes(type.getElementType());
   };
   // The operands of a dlc.concat live inside its result's buffer: the
   // buffer is made when the first of them is computed, and lives until the
@@ -176,9 +169,8 @@ LogicalResult Writer::analyze() {
     places[v] = p;
     return p;
   };
-  auto newBuffer = [&](Value v, int64_t first) { placeOf(v, first); };
   for (BlockArgument arg : entry.getArguments())
-    newBuffer(arg, -1);
+    placeOf(arg, -1);
   for (Operation &op : entry) {
     if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
       if (isa<RankedTensorType>(cst.getType()) && !cst->use_empty() &&
@@ -190,7 +182,7 @@ LogicalResult Writer::analyze() {
       // Tensors without elements (the only ones left at host level) get
       // an empty buffer.
       if (!empty->use_empty())
-        newBuffer(empty.getResult(), position);
+        placeOf(empty.getResult(), position);
       continue;
     }
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
@@ -198,7 +190,7 @@ LogicalResult Writer::analyze() {
       continue;
     }
     if (auto concat = dyn_cast<dlc::ConcatOp>(op)) {
-      newBuffer(concat.getResult(), position);
+      placeOf(concat.getResult(), position);
       continue;
     }
     if (auto launch = dyn_cast<dlc::LaunchOp>(op)) {
@@ -208,7 +200,7 @@ LogicalResult Writer::analyze() {
           buffers[p.buffer].last = position;
       }
       for (Value r : launch.getResults())
-        newBuffer(r, position);
+        placeOf(r, position);
       ++position;
       continue;
     }
@@ -254,7 +246,7 @@ FailureOr<uint32_t> Writer::tensorFor(Value v) {
   t.rank = type.getRank();
   for (int64_t d = 0; d < type.getRank(); ++d)
     t.dims[d] = type.getDimSize(d);
-  t.size = type.getNumElements() * elementBytes(type.getElementType());
+  t.size = type.getNumElements() * storedElementBytes(type.getElementType());
   t.quant_axis = -1;
   if (p.buffer >= 0) {
     t.storage = DLCX_STORAGE_ARENA;

@@ -18,6 +18,10 @@ void DLCDialect::initialize() {
       >();
 }
 
+int64_t dlc::storedElementBytes(Type t) {
+  return std::max<int64_t>((t.getIntOrFloatBitWidth() + 7) / 8, 1);
+}
+
 YieldOp DispatchOp::getYield() {
   return cast<YieldOp>(getBodyBlock().getTerminator());
 }

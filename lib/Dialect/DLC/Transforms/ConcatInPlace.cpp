@@ -19,8 +19,7 @@ std::optional<int64_t> storedBytes(RankedTensorType type) {
   Type elem = type.getElementType();
   if (!elem.isIntOrFloat() || !type.hasStaticShape())
     return std::nullopt;
-  return type.getNumElements() *
-         std::max<int64_t>((elem.getIntOrFloatBitWidth() + 7) / 8, 1);
+  return type.getNumElements() * dlc::storedElementBytes(elem);
 }
 
 /// The concat of `dispatch`, when its body is nothing but a concat of its

@@ -73,7 +73,7 @@ DenseElementsAttr evaluate(linalg::GenericOp op, int64_t maxElements) {
   };
   SmallVector<Input> inputs;
   auto bytes = [](Type elem, int64_t n) {
-    return n * std::max<int64_t>((elem.getIntOrFloatBitWidth() + 7) / 8, 1);
+    return n * dlc::storedElementBytes(elem);
   };
   if (!resultType.getElementType().isIntOrFloat())
     return nullptr;

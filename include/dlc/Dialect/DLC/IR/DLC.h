@@ -17,4 +17,14 @@
 #define GET_OP_CLASSES
 #include "dlc/Dialect/DLC/IR/DLCOps.h.inc"
 
+namespace dlc {
+
+/// Bytes one element of integer or float type `t` takes in the artifact's
+/// arena and constants: booleans and other sub-byte types one byte each.
+/// The memory planner lays tensors out with it, and the passes that place
+/// tensors relative to each other (dlc-concat-in-place) must agree.
+int64_t storedElementBytes(mlir::Type t);
+
+} // namespace dlc
+
 #endif // DLC_DIALECT_DLC_IR_DLC_H
