@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/DeviceMappingInterface.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -18,6 +19,10 @@ namespace dlc {
 using namespace mlir;
 
 namespace {
+
+/// The widest access LLVM's NVPTX backend forms on workgroup memory
+/// (four 32-bit lanes).
+constexpr uint64_t kWorkgroupBufferAlignment = 16;
 
 /// Replaces `forall`'s induction variables by `lb + id(dim) * step`, with
 /// the dimension its mapping gives (else the last forall dimension is x,
@@ -101,6 +106,17 @@ LogicalResult outline(func::FuncOp kernel, gpu::GPUModuleOp module) {
       return alloc.emitError("workgroup buffers must have a static shape");
     Value buffer =
         gpuFunc.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+    // LLVM's load/store vectorizer merges neighbouring scalar accesses of a
+    // workgroup buffer into 16-byte vector accesses (ld.shared.v4.b32) and
+    // assumes the buffer allows it; a buffer placed at a 4-byte boundary
+    // then faults with a misaligned address on the GPU. Every buffer starts
+    // at a 16-byte boundary, or at the alignment the allocation asks for.
+    uint64_t align = std::max<uint64_t>(kWorkgroupBufferAlignment,
+                                        alloc.getAlignment().value_or(0));
+    gpuFunc.setWorkgroupAttributionAttr(
+        gpuFunc.getNumWorkgroupAttributions() - 1,
+        LLVM::LLVMDialect::getAlignAttrName(),
+        OpBuilder(alloc).getI64IntegerAttr(align));
     alloc.getResult().replaceAllUsesWith(buffer);
     alloc.erase();
   }

@@ -40,8 +40,9 @@ func.func @two(%a: memref<8xf32>) attributes {dlc.kernel} {
 
 // -----
 
-// Workgroup-memory buffers become the function's workgroup attributions.
-// CHECK: gpu.func @staged(%{{.*}}: memref<8xf32>) workgroup(%[[S:.*]] : memref<8xf32, #gpu.address_space<workgroup>>) kernel
+// Workgroup-memory buffers become the function's workgroup attributions,
+// aligned for the 16-byte vector accesses NVPTX forms from scalar ones.
+// CHECK: gpu.func @staged(%{{.*}}: memref<8xf32>) workgroup(%[[S:.*]] : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-NOT: memref.alloc
 // CHECK: memref.store %{{.*}}, %[[S]]
 // CHECK: gpu.barrier
@@ -55,6 +56,19 @@ func.func @staged(%a: memref<8xf32>) attributes {dlc.kernel, dlc.workgroup_size 
     gpu.barrier
     %r = arith.subi %c7, %t : index
     %v = memref.load %s[%r] : memref<8xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %a[%t] : memref<8xf32>
+  } {mapping = [#gpu.thread<x>]}
+  return
+}
+
+// -----
+
+// A buffer that asks for more than 16 bytes of alignment keeps it.
+// CHECK: gpu.func @wide(%{{.*}}: memref<8xf32>) workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 64 : i64}) kernel
+func.func @wide(%a: memref<8xf32>) attributes {dlc.kernel, dlc.workgroup_size = array<i64: 8, 1, 1>} {
+  scf.forall (%t) in (8) {
+    %s = memref.alloc() {alignment = 64 : i64} : memref<8xf32, #gpu.address_space<workgroup>>
+    %v = memref.load %s[%t] : memref<8xf32, #gpu.address_space<workgroup>>
     memref.store %v, %a[%t] : memref<8xf32>
   } {mapping = [#gpu.thread<x>]}
   return
