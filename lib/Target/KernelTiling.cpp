@@ -5,7 +5,12 @@
 #include "dlc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -78,4 +83,59 @@ LogicalResult dlc::runKernelTilingPipeline(ModuleOp module,
     kernels.push_back(info);
   }
   return success();
+}
+
+/// Whether threads would share `alloca` as one buffer: an op inside a
+/// parallel loop that does not enclose the buffer (a workgroup or thread
+/// loop below it) writes the buffer or a view of it, so each thread updates
+/// its part of what must be one buffer. Written only outside such loops,
+/// every thread computes the whole buffer itself (a reduction all threads
+/// then read), which is redundant but correct.
+static bool isSharedByThreads(memref::AllocaOp alloca) {
+  SmallVector<Value> views = {alloca.getResult()};
+  while (!views.empty()) {
+    Value v = views.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() == v)
+          views.push_back(view->getResult(0));
+        continue;
+      }
+      auto loop = user->getParentOfType<scf::ForallOp>();
+      if (!loop || loop->isAncestor(alloca))
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(v))
+        return true;
+    }
+  }
+  return false;
+}
+
+LogicalResult dlc::rejectGridSharedStackCopies(ModuleOp module) {
+  // A stack buffer in the default memory space outside the thread loop that
+  // the threads update in parts is a copy of an input they update in place
+  // together: it would have to be shared by every thread of the grid, and a
+  // GPU thread's stack is its own. Inside the thread loop a stack buffer is
+  // the thread's private tile, which is fine.
+  WalkResult shared = module.walk([&](memref::AllocaOp alloca) {
+    if (alloca.getType().getMemorySpace() || !isSharedByThreads(alloca))
+      return WalkResult::advance();
+    for (auto loop = alloca->getParentOfType<scf::ForallOp>(); loop;
+         loop = loop->getParentOfType<scf::ForallOp>()) {
+      std::optional<ArrayAttr> mapping = loop.getMapping();
+      if (mapping && llvm::any_of(*mapping, [](Attribute a) {
+            return isa<gpu::GPUThreadMappingAttr>(a);
+          }))
+        return WalkResult::advance();
+    }
+    auto func = alloca->getParentOfType<func::FuncOp>();
+    alloca.emitError("kernel '")
+        << (func ? func.getName() : StringRef("?"))
+        << "' updates a copy of an input in place from all its threads (as "
+           "ScatterND and ScatterElements do); GPU targets do not support "
+           "that yet";
+    return WalkResult::interrupt();
+  });
+  return failure(shared.wasInterrupted());
 }

@@ -45,6 +45,13 @@ mlir::LogicalResult runKernelTilingPipeline(mlir::ModuleOp module,
                                             const TargetDescription &target,
                                             std::vector<KernelInfo> &kernels);
 
+/// GPU targets: fails with an error naming the kernel when a kernel
+/// updates a stack copy of an input from all its threads (ScatterND,
+/// ScatterElements bufferize that way). On a GPU each thread would update
+/// its own copy; the grid shares no stack. Call on the tiled kernels
+/// (after runKernelTilingPipeline), while the thread loops are still there.
+mlir::LogicalResult rejectGridSharedStackCopies(mlir::ModuleOp module);
+
 /// Compiles the kernel functions of `module` (tensor level, as produced by
 /// dlc-outline-dispatches) to native code: an ELF shared object, or with
 /// `relocatable` a relocatable object for static linking.

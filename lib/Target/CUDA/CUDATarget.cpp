@@ -111,7 +111,8 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
                                       bool requirePtxas, KernelBinary &out) {
   MLIRContext *ctx = module.getContext();
   Location loc = module.getLoc();
-  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)) ||
+      failed(rejectGridSharedStackCopies(module)))
     return failure();
   // A model whose outputs need no kernel (empty tensors, pure reshapes of
   // constants) has no PTX module.

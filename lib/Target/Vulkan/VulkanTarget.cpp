@@ -117,7 +117,8 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   MLIRContext *ctx = module.getContext();
   ctx->loadDialect<spirv::SPIRVDialect, gpu::GPUDialect>();
   Location loc = module.getLoc();
-  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)) ||
+      failed(rejectGridSharedStackCopies(module)))
     return failure();
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
@@ -135,23 +136,6 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
     return failure();
 
   if (failed(checkElementTypes(module, target)))
-    return failure();
-  // A stack buffer bufferization left in the default memory space is a
-  // copy of an input that the kernel's threads update in place together
-  // (ScatterND, ScatterElements): it would have to be shared by every
-  // thread of the grid, which a kernel-local buffer cannot be.
-  WalkResult shared = module.walk([&](memref::AllocaOp alloca) {
-    if (alloca.getType().getMemorySpace())
-      return WalkResult::advance();
-    auto func = alloca->getParentOfType<gpu::GPUFuncOp>();
-    alloca.emitError("kernel '")
-        << (func ? func.getName() : StringRef("?"))
-        << "' updates a copy of an input in place from all its threads (as "
-           "ScatterND and ScatterElements do); GPU targets do not support "
-           "that yet";
-    return WalkResult::interrupt();
-  });
-  if (shared.wasInterrupted())
     return failure();
   spirv::TargetEnvAttr env = targetEnv(ctx, target);
   module.walk([&](gpu::GPUModuleOp m) {
