@@ -12,6 +12,7 @@ both make the run fail so that the expectations stay exact.
   scripts/node_tests.py --targets cpu,vulkan --update       # rewrite list
   scripts/node_tests.py --filter 'test_conv' --verbose      # a subset
   scripts/node_tests.py --report docs/conformance.md        # the doc page
+  scripts/node_tests.py --targets cuda:sm_90 --bundle B     # run B elsewhere
 """
 
 import argparse
@@ -133,17 +134,22 @@ def run_one(args, name, target, workdir):
         if p.returncode < 0 or "Stack dump" in p.stderr:
             return "compile-crash", first.split("error: ", 1)[-1]
         return "compile-error", first.split("error: ", 1)[-1]
+    run_inputs = [(None, os.path.join(data, "input_%d.pb" % i))
+                  for i, n in enumerate(inputs) if n not in bound]
+    run_expects = [(out, os.path.join(data, "output_%d.pb" % i))
+                   for i, out in enumerate(outputs)
+                   if os.path.exists(os.path.join(data, "output_%d.pb" % i))]
+    tolerances = ["--rtol", str(args.rtol), "--atol", str(args.atol)]
+    if args.bundle:
+        args.bundle.add("node", name, target, artifact, run_inputs,
+                        run_expects, tolerances)
     if target.startswith("cuda"):
         return "pass", "compiled (PTX assembled by ptxas in dlc-compile)"
-    run_cmd = [args.dlc_run, artifact, "--rtol", str(args.rtol),
-               "--atol", str(args.atol), "--threads", "1"]
-    for i, n in enumerate(inputs):
-        if n not in bound:
-            run_cmd += ["--input", os.path.join(data, "input_%d.pb" % i)]
-    for i, out in enumerate(outputs):
-        f = os.path.join(data, "output_%d.pb" % i)
-        if os.path.exists(f):
-            run_cmd += ["--expect", "%s=%s" % (out, f)]
+    run_cmd = [args.dlc_run, artifact] + tolerances + ["--threads", "1"]
+    for _, f in run_inputs:
+        run_cmd += ["--input", f]
+    for out, f in run_expects:
+        run_cmd += ["--expect", "%s=%s" % (out, f)]
     try:
         p = subprocess.run(run_cmd, capture_output=True, text=True,
                            timeout=args.timeout)
@@ -222,7 +228,8 @@ def write_report(path, results, tests, excluded, targets, command):
              "node-tests.expected`. On `cuda:*` targets a pass means that "
              "the model compiled and its PTX assembled with ptxas for that "
              "architecture; no GPU runs them here, so those columns do not "
-             "check results."
+             "check results. Runs on an actual GPU (compiled here, run "
+             "there from a bundle) are recorded in docs/devices.md."
              % (onnx.__version__, onnx.defs.onnx_opset_version()),
              "",
              "| family | " + " | ".join(targets) + " |",
@@ -309,7 +316,15 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-5)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--bundle", metavar="DIR",
+                    help="also copy every compiled test (artifact, inputs, "
+                    "expected outputs) into DIR, to be run elsewhere by "
+                    "scripts/bundle_run.py (a GPU or a board)")
     args = ap.parse_args()
+    if args.bundle:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bundle
+        args.bundle = bundle.Bundle(args.bundle)
     args.dlc_compile = os.path.join(args.build, "bin", "dlc-compile")
     args.dlc_run = os.path.join(args.build, "bin", "dlc-run")
     for tool in (args.dlc_compile, args.dlc_run):
@@ -352,6 +367,9 @@ def main():
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
+    if args.bundle:
+        print("bundle: %d cases written to %s" % (args.bundle.write(),
+                                                  args.bundle.dir))
     expected = read_expectations(args.expectations)
     regressions, xpass, changed = [], [], []
     for key, (status, msg) in sorted(results.items()):

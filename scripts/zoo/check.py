@@ -6,13 +6,15 @@ pins and --stats), deterministic inputs as .npy, ONNX Runtime reference
 outputs (CPUExecutionProvider, graph optimizations off so every node runs as
 written), then dlc-run with --expect on every output at the model's
 tolerances. cuda targets are compiled only (dlc-compile assembles PTX with
-ptxas when it is installed). Prints one row per model and target and, for
+ptxas when it is installed); --bundle DIR packs them, with inputs and
+references, for scripts/bundle_run.py on a machine with the GPU. Prints one row per model and target and, for
 every failure, the commands that reproduce it. Exits 1 when anything fails.
 
   scripts/zoo/check.py --build build
   scripts/zoo/check.py --build build --targets cpu,vulkan,cuda:sm_87
   scripts/zoo/check.py --dlc-compile B/bin/dlc-compile --dlc-run R/dlc-run \\
       --models resnet18,bert_tiny
+  scripts/zoo/check.py --targets cuda:sm_87 --bundle B  # run B on the GPU
   scripts/zoo/check.py --list
 """
 
@@ -199,8 +201,15 @@ def check_one(args, tools, entry, target, inputs, refs):
         res.update(status="compiled", detail="reached stage '%s' (not run)"
                    % args.stage)
         return res
+    tol = entry["tolerance"]
+    tol_args = ["--rtol", repr(tol["rtol"]), "--atol", repr(tol["atol"])]
+    if args.bundle:
+        args.bundle.add("zoo", entry["name"], target, artifact,
+                        list(inputs.items()), list(refs.items()), tol_args,
+                        bench=True)
     if target.startswith("cuda"):
-        res.update(status="compiled", detail="compile only (no CUDA run)")
+        res.update(status="compiled", detail="compile only (no CUDA run)" +
+                   ("; in the bundle" if args.bundle else ""))
         return res
     if target.startswith("vulkan"):
         problem = validate_spirv(args, dlc_compile, ccmd, tdir)
@@ -210,10 +219,8 @@ def check_one(args, tools, entry, target, inputs, refs):
 
     out_dir = os.path.join(tdir, "out")
     os.makedirs(out_dir, exist_ok=True)
-    tol = entry["tolerance"]
-    rcmd = [dlc_run, artifact, "--output-dir", out_dir, "--rtol",
-            repr(tol["rtol"]), "--atol", repr(tol["atol"]), "--threads",
-            str(args.threads)]
+    rcmd = [dlc_run, artifact, "--output-dir", out_dir] + tol_args + [
+        "--threads", str(args.threads)]
     for name, path in inputs.items():
         rcmd += ["--input", "%s=%s" % (name, path)]
     for name, path in refs.items():
@@ -385,6 +392,10 @@ def main():
     p.add_argument("--timeout", type=int, default=900,
                    help="seconds per dlc-compile or dlc-run")
     p.add_argument("--json", help="write the results as JSON to this file")
+    p.add_argument("--bundle", metavar="DIR",
+                   help="also copy each compiled model with its inputs and "
+                   "ORT references into DIR, to be run on another machine "
+                   "by scripts/bundle_run.py (a GPU, a board)")
     args = p.parse_args()
 
     names = args.models.split(",") if args.models else None
@@ -395,6 +406,11 @@ def main():
         list_models(entries)
         return 0
     tools = common.find_tools(args)
+    if args.bundle:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        import bundle
+        args.bundle = bundle.Bundle(args.bundle)
     targets = [t for t in args.targets.split(",") if t]
 
     tasks = []
@@ -414,6 +430,9 @@ def main():
     print("dlc-compile: %s\ndlc-run:     %s\nwork:        %s\n" % (
         tools[0], tools[1], args.work))
     print_table(results)
+    if args.bundle:
+        print("\nbundle: %d cases written to %s" % (args.bundle.write(),
+                                                    args.bundle.dir))
     print_failures(results)
     print_summary(results)
     note = "; compile s marked * is wall time (no --stats output)" if any(
