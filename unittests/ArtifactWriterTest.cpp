@@ -174,3 +174,35 @@ TEST_F(ArtifactWriterTest, ValueInTwoConcatsIsAnError) {
 }
 
 } // namespace
+
+TEST_F(ArtifactWriterTest, NibbleInputsAndOutputsArePacked) {
+  // An int4 input arrives as 3 packed bytes for 5 elements, is unpacked
+  // into one byte per element, and leaves packed again as uint4.
+  std::string error;
+  std::optional<Written> w = write(R"(
+func.func private @k1(tensor<3xi8>) -> tensor<5xi4> attributes {dlc.kernel}
+func.func private @k2(tensor<5xi4>) -> tensor<3xi8> attributes {dlc.kernel}
+func.func @main(%x: tensor<3xi8> {dlc.element_type = i4, dlc.packed_shape = array<i64: 5>})
+    -> (tensor<3xi8> {dlc.element_type = ui4, dlc.packed_shape = array<i64: 5>}) {
+  %u = dlc.launch @k1(%x) : (tensor<3xi8>) -> tensor<5xi4>
+  %p = dlc.launch @k2(%u) : (tensor<5xi4>) -> tensor<3xi8>
+  return %p : tensor<3xi8>
+})",
+                                   error);
+  ASSERT_TRUE(w) << error;
+  ASSERT_EQ(w->launchBindings.size(), 2u);
+  const dlcx_tensor_t &in = w->tensors[w->launchBindings[0][0]];
+  const dlcx_tensor_t &mid = w->tensors[w->launchBindings[0][1]];
+  const dlcx_tensor_t &out = w->tensors[w->launchBindings[1][1]];
+  EXPECT_EQ(in.dtype, DLCX_DTYPE_I4);
+  EXPECT_EQ(in.rank, 1u);
+  EXPECT_EQ(in.dims[0], 5);
+  EXPECT_EQ(in.size, 3u);
+  // Between kernels: a byte per element, described as such.
+  EXPECT_EQ(mid.dtype, DLCX_DTYPE_I8);
+  EXPECT_EQ(mid.dims[0], 5);
+  EXPECT_EQ(mid.size, 5u);
+  EXPECT_EQ(out.dtype, DLCX_DTYPE_U4);
+  EXPECT_EQ(out.dims[0], 5);
+  EXPECT_EQ(out.size, 3u);
+}

@@ -16,7 +16,10 @@ def ConvertONNXToLinalg : Pass<"dlc-convert-onnx-to-linalg", "mlir::ModuleOp"> {
 
     Unsigned ONNX element types become signless; the original type of
     function arguments and results is kept in a `dlc.element_type`
-    attribute.
+    attribute. int4/uint4 arguments and results are packed two per byte
+    (low nibble first, as ONNX stores them): the argument becomes its bytes,
+    unpacked by a linalg.generic, and the result is packed by one;
+    `dlc.packed_shape` keeps their ONNX dims.
 
     Fails, after reporting every node it cannot convert, when an op has no
     handler, the opset is outside what dlc knows, or a handler rejects the

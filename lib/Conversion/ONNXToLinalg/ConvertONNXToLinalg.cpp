@@ -15,6 +15,8 @@
 #include "Utils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -283,6 +285,76 @@ static LogicalResult checkSupport(func::FuncOp func,
   return success(ok);
 }
 
+// int4 and uint4 graph inputs and outputs cross the artifact boundary
+// packed, two elements per byte with the first in the low nibble, as ONNX
+// stores them and the runtime checks; kernels keep one element per byte.
+// Such an argument arrives as the packed bytes (`dlc.packed_shape` keeps its
+// dims for the artifact) and is unpacked by a kernel; such a result is packed
+// by one.
+
+static bool isNibble(Type t) {
+  auto i = dyn_cast<IntegerType>(t);
+  return i && i.getWidth() == 4;
+}
+
+static int64_t packedBytes(int64_t elements) { return (elements + 1) / 2; }
+
+/// The elements of `packed` (bytes) as a tensor<shape x i4>.
+static Value unpackNibbles(OpBuilder &b, Location loc, Value packed,
+                           ArrayRef<int64_t> shape) {
+  int64_t n = numElements(shape);
+  Type i4 = b.getIntegerType(4), i8 = b.getI8Type();
+  AffineMap id = b.getMultiDimIdentityMap(1);
+  Value flat = buildGeneric(
+      b, loc, {}, {{createEmpty(b, loc, {n}, i4), id}},
+      {utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nl, ValueRange, ValueRange) {
+        Value i = linalg::IndexOp::create(nb, nl, 0);
+        Value one = arith::ConstantIndexOp::create(nb, nl, 1);
+        Value byte = tensor::ExtractOp::create(
+            nb, nl, packed, ValueRange{arith::ShRUIOp::create(nb, nl, i, one)});
+        Value odd = arith::IndexCastOp::create(
+            nb, nl, i8, arith::AndIOp::create(nb, nl, i, one));
+        Value shift = arith::ShLIOp::create(
+            nb, nl, odd, arith::ConstantIntOp::create(nb, nl, i8, 2));
+        Value nibble = arith::ShRUIOp::create(nb, nl, byte, shift);
+        return SmallVector<Value>{arith::TruncIOp::create(nb, nl, i4, nibble)};
+      })[0];
+  return reshapeTo(b, loc, flat, shape);
+}
+
+/// The elements of `v` (tensor<... x i4>) packed into bytes.
+static Value packNibbles(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t n = type.getNumElements();
+  Value flat = reshapeTo(b, loc, v, {n});
+  Type i8 = b.getI8Type();
+  AffineMap id = b.getMultiDimIdentityMap(1);
+  return buildGeneric(
+      b, loc, {}, {{createEmpty(b, loc, {packedBytes(n)}, i8), id}},
+      {utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nl, ValueRange, ValueRange) {
+        Value j = linalg::IndexOp::create(nb, nl, 0);
+        Value one = arith::ConstantIndexOp::create(nb, nl, 1);
+        Value last = arith::ConstantIndexOp::create(nb, nl, n - 1);
+        Value lo = arith::ShLIOp::create(nb, nl, j, one);
+        Value hi = arith::AddIOp::create(nb, nl, lo, one);
+        Value hasHi =
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ule, hi, last);
+        hi = arith::MinUIOp::create(nb, nl, hi, last);
+        auto nibble = [&](Value idx) -> Value {
+          Value e = tensor::ExtractOp::create(nb, nl, flat, ValueRange{idx});
+          return arith::ExtUIOp::create(nb, nl, i8, e);
+        };
+        Value high = arith::ShLIOp::create(
+            nb, nl, nibble(hi), arith::ConstantIntOp::create(nb, nl, i8, 4));
+        high = arith::SelectOp::create(
+            nb, nl, hasHi, high, arith::ConstantIntOp::create(nb, nl, i8, 0));
+        return SmallVector<Value>{
+            arith::OrIOp::create(nb, nl, nibble(lo), high)};
+      })[0];
+}
+
 LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
   const HandlerRegistry &registry = getHandlerRegistry();
   if (failed(checkSupport(func, registry)))
@@ -300,6 +372,20 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
       continue;
     Type elem = type.getElementType();
     onnxTypes[arg] = elem;
+    if (isNibble(elem) && type.getNumElements() > 0) {
+      arg.setType(RankedTensorType::get({packedBytes(type.getNumElements())},
+                                        builder.getI8Type()));
+      func.setArgAttr(arg.getArgNumber(), "dlc.element_type",
+                      TypeAttr::get(elem));
+      func.setArgAttr(arg.getArgNumber(), "dlc.packed_shape",
+                      builder.getDenseI64ArrayAttr(type.getShape()));
+      builder.setInsertionPointToStart(&entry);
+      Value unpacked =
+          unpackNibbles(builder, arg.getLoc(), arg, type.getShape());
+      mapped[arg] = unpacked;
+      onnxTypes[unpacked] = elem;
+      continue;
+    }
     if (elem != signlessType(elem)) {
       arg.setType(type.clone(signlessType(elem)));
       func.setArgAttr(arg.getArgNumber(), "dlc.element_type",
@@ -391,8 +477,19 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     if (!v || !isa<RankedTensorType>(v.getType()))
       return ret.emitError("graph output ")
              << operand.getOperandNumber() << " is not a computed tensor";
-    operand.set(v);
     Type onnxType = onnxTypeOf(v);
+    auto type = cast<RankedTensorType>(v.getType());
+    if (isNibble(type.getElementType()) && type.getNumElements() > 0) {
+      builder.setInsertionPoint(ret);
+      v = packNibbles(builder, ret.getLoc(), v);
+      func.setResultAttr(operand.getOperandNumber(), "dlc.packed_shape",
+                         builder.getDenseI64ArrayAttr(type.getShape()));
+      if (!onnxType || !isNibble(onnxType))
+        onnxType = type.getElementType();
+      func.setResultAttr(operand.getOperandNumber(), "dlc.element_type",
+                         TypeAttr::get(onnxType));
+    }
+    operand.set(v);
     if (onnxType && onnxType != signlessType(onnxType))
       func.setResultAttr(operand.getOperandNumber(), "dlc.element_type",
                          TypeAttr::get(onnxType));

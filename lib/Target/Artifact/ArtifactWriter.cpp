@@ -223,6 +223,22 @@ LogicalResult Writer::analyze() {
   return success();
 }
 
+/// An int4/uint4 model input or output is held packed, two elements per
+/// byte (ONNXToLinalg): its buffer is bytes, its descriptor the ONNX dims.
+static LogicalResult setPackedShape(Location loc, dlcx_tensor_t &t,
+                                    DenseI64ArrayAttr shape) {
+  if (!shape)
+    return success();
+  if (shape.size() > static_cast<int64_t>(DLCX_MAX_RANK))
+    return emitError(loc, "tensor of rank above ")
+           << DLCX_MAX_RANK << " cannot be stored in the artifact";
+  std::memset(t.dims, 0, sizeof(t.dims));
+  t.rank = shape.size();
+  for (auto [d, dim] : llvm::enumerate(shape.asArrayRef()))
+    t.dims[d] = dim;
+  return success();
+}
+
 FailureOr<uint32_t> Writer::tensorFor(Value v) {
   auto it = tensorIndex.find(v);
   if (it != tensorIndex.end())
@@ -235,6 +251,11 @@ FailureOr<uint32_t> Writer::tensorFor(Value v) {
   dlcx_tensor_t t;
   std::memset(&t, 0, sizeof(t));
   Type elem = type.getElementType();
+  // Between kernels 4-bit integers take a byte each: the descriptor says
+  // what the arena holds. (Model inputs and outputs are packed, see
+  // setPackedShape.)
+  if (elem.isInteger(4))
+    elem = IntegerType::get(elem.getContext(), 8);
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto orig = main.getArgAttrOfType<TypeAttr>(arg.getArgNumber(),
                                                     "dlc.element_type"))
@@ -279,6 +300,10 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     if (auto name =
             main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.name"))
       tensors[*t].name = strings.add(name.getValue());
+    if (failed(setPackedShape(arg.getLoc(), tensors[*t],
+                              main.getArgAttrOfType<DenseI64ArrayAttr>(
+                                  arg.getArgNumber(), "dlc.packed_shape"))))
+      return failure();
     io.push_back(*t);
   }
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
@@ -297,6 +322,10 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
       tensors[*t].dtype = onnx::getDataType(orig.getValue());
     if (auto name = main.getResultAttrOfType<StringAttr>(i, "dlc.name"))
       tensors[*t].name = strings.add(name.getValue());
+    if (failed(setPackedShape(v.getLoc(), tensors[*t],
+                              main.getResultAttrOfType<DenseI64ArrayAttr>(
+                                  i, "dlc.packed_shape"))))
+      return failure();
     io.push_back(*t);
   }
 
