@@ -107,6 +107,32 @@ def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
+  let summary = "Vulkan +dot8: int8 contractions as integer dot products";
+  let description = [{
+    Runs on bufferized kernels (the thread's linalg ops on memrefs) of a
+    Vulkan target with the `+dot8` feature. A linalg.generic whose single
+    output is i32 and whose body is
+    `out + (ext(a) - za) * (ext(b) - zb)` (ext an extsi or extui from i8;
+    either zero point optional, each invariant in the reduction: a value
+    from outside, a constant, or an input indexed by parallel loops only)
+    becomes loops that take the longest reduction loop (at least 4) four
+    elements at a time: the four bytes of `a` and of `b` form two
+    `vector<4xi8>` and one `spirv.SDot`, `spirv.UDot` or `spirv.SUDot`
+    (by the signedness of the extensions) computes their dot product.
+    Zero points are applied by expansion,
+    `sum (a - za)(b - zb) = sum ab - zb sum a - za sum b + 4 za zb`, with
+    the sums as dot products against ones. A remainder below 4 runs the
+    original body per element. Other generics are left alone.
+  }];
+  let dependentDialects = ["mlir::spirv::SPIRVDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::affine::AffineDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def GPUPromoteShared : Pass<"dlc-gpu-promote-shared", "mlir::ModuleOp"> {
   let summary = "GPU kernels: stage contraction inputs in workgroup memory";
   let description = [{

@@ -35,7 +35,8 @@ namespace {
 /// The spirv.target_env for `target`: the Vulkan 1.1 baseline plus the
 /// optional capabilities it enables.
 spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
-                               const dlc::TargetDescription &target) {
+                               const dlc::TargetDescription &target,
+                               bool usesDotProduct) {
   SmallVector<std::string> caps = {"Shader"};
   SmallVector<std::string> exts = {"SPV_KHR_storage_buffer_storage_class"};
   if (target.hasFloat16) {
@@ -47,7 +48,8 @@ spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
     exts.push_back("SPV_KHR_8bit_storage");
   }
   if (target.hasInt8DotProduct) {
-    caps.append({"DotProduct", "DotProductInput4x8BitPacked"});
+    caps.append(
+        {"DotProduct", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked"});
     exts.push_back("SPV_KHR_integer_dot_product");
   }
   if (target.hasSubgroups)
@@ -55,9 +57,15 @@ spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
                  "GroupNonUniformShuffle"});
   if (target.hasInt64)
     caps.push_back("Int64");
+  // Integer dot products are core in SPIR-V 1.6, and MLIR's SPIR-V
+  // dialect asks for 1.6 for them even with the KHR extension: kernels
+  // that use them are SPIR-V 1.6, for Vulkan 1.3 devices. The others stay
+  // at 1.3 (a 1.6 environment would list every buffer as an entry-point
+  // interface, which 1.3 modules may not).
+  std::string version = usesDotProduct ? "v1.6" : "v1.3";
   std::string text =
-      "#spirv.target_env<#spirv.vce<v1.3, [" + llvm::join(caps, ", ") + "], [" +
-      llvm::join(exts, ", ") +
+      "#spirv.target_env<#spirv.vce<" + version + ", [" +
+      llvm::join(caps, ", ") + "], [" + llvm::join(exts, ", ") +
       "]>, api=Vulkan, #spirv.resource_limits<max_compute_workgroup_size = "
       "[128, 128, 64], max_compute_workgroup_invocations = " +
       std::to_string(target.maxWorkgroupSize) +
@@ -126,20 +134,25 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   GPUOutlineKernelsOptions outline;
   outline.modulePerKernel = true;
   pm.addPass(createGPUOutlineKernels(outline));
-  if (failed(parsePassPipeline("convert-linalg-to-loops, lower-affine, "
-                               "fold-memref-alias-ops, lower-affine, "
-                               "canonicalize, cse, dlc-legalize-math, "
-                               "canonicalize",
-                               pm)))
+  // With +dot8, int8 contractions become integer dot products before the
+  // remaining linalg ops become loops.
+  std::string loops = target.hasInt8DotProduct ? "dlc-gpu-int8-dot, " : "";
+  loops += "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
+           "lower-affine, canonicalize, cse, dlc-legalize-math, canonicalize";
+  if (failed(parsePassPipeline(loops, pm)))
     return emitError(loc, "internal error: invalid Vulkan pipeline");
   if (failed(pm.run(module)))
     return failure();
 
   if (failed(checkElementTypes(module, target)))
     return failure();
-  spirv::TargetEnvAttr env = targetEnv(ctx, target);
   module.walk([&](gpu::GPUModuleOp m) {
-    m->setAttr(spirv::getTargetEnvAttrName(), env);
+    bool dot = m.walk([](Operation *op) {
+                  return isa<spirv::SDotOp, spirv::UDotOp, spirv::SUDotOp>(op)
+                             ? WalkResult::interrupt()
+                             : WalkResult::advance();
+                }).wasInterrupted();
+    m->setAttr(spirv::getTargetEnvAttrName(), targetEnv(ctx, target, dot));
   });
   module.walk([&](gpu::GPUFuncOp f) {
     SmallVector<int32_t> size(f.getKnownBlockSizeAttr().asArrayRef());

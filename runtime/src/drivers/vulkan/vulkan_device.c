@@ -102,7 +102,7 @@ const char *dlc_vk_feature_name(uint64_t feature) {
   case DLCX_FEATURE_VK_INT8_STORAGE:
     return "shaderInt8 and storageBuffer8BitAccess";
   case DLCX_FEATURE_VK_INT8_DOT:
-    return "shaderIntegerDotProduct";
+    return "shaderIntegerDotProduct on Vulkan 1.3 (SPIR-V 1.6)";
   case DLCX_FEATURE_VK_SUBGROUP:
     return "basic, arithmetic and shuffle subgroup operations in compute "
            "shaders";
@@ -368,7 +368,8 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
   if (storage8.storageBuffer8BitAccess && float16_int8.shaderInt8)
     d->features |= DLCX_FEATURE_VK_INT8_STORAGE;
 #if defined(VK_KHR_shader_integer_dot_product)
-  if (dot.shaderIntegerDotProduct)
+  /* +dot8 kernels are SPIR-V 1.6, which needs Vulkan 1.3. */
+  if (dot.shaderIntegerDotProduct && d->api_version >= DLC_VK_VERSION(1, 3))
     d->features |= DLCX_FEATURE_VK_INT8_DOT;
 #endif
   if ((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Writes integer-kernel tests in the ONNX node-test layout, ORT as oracle.
+
+The ONNX backend node tests for MatMulInteger, ConvInteger, QLinearMatMul
+and QLinearConv are tiny (reductions of 3 or 4 elements), too small to
+exercise what matters for quantized kernels: long reductions, a remainder
+after chunks of four, signed and unsigned operands mixed, zero points per
+tensor and per row or channel. This script writes such tests, one folder
+each with `model.onnx` and `test_data_set_0/{input,output}_N.pb` like the
+node tests, with outputs computed by ONNX Runtime, so that node_tests.py
+runs them unchanged:
+
+  scripts/quant_tests.py --out DIR
+  scripts/node_tests.py --data-dir DIR --targets cpu,vulkan,vulkan:+dot8 \\
+      --expectations test/conformance/quant-tests.expected
+
+Deterministic (fixed seeds); nothing is downloaded.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/quant-tests")
+
+NP = {TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8,
+      TensorProto.FLOAT: np.float32, TensorProto.INT32: np.int32}
+
+
+def rand(rng, dtype, shape):
+    if dtype == TensorProto.FLOAT:
+        return rng.uniform(-1, 1, shape).astype(np.float32)
+    info = np.iinfo(NP[dtype])
+    return rng.integers(info.min, info.max + 1, shape).astype(NP[dtype])
+
+
+def write(out, name, nodes, inputs, outputs, feeds, opset=13):
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, t, list(feeds[n].shape))
+         for n, t in inputs],
+        [helper.make_tensor_value_info(n, t, None) for n, t in outputs])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    sess = ort.InferenceSession(model.SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    results = sess.run(None, {n: feeds[n] for n, _ in inputs})
+    # The outputs' shapes as ORT computed them, then the full check.
+    del model.graph.output[:]
+    model.graph.output.extend(
+        [helper.make_tensor_value_info(n, t, list(v.shape))
+         for (n, t), v in zip(outputs, results)])
+    onnx.checker.check_model(model, full_check=True)
+    d = os.path.join(out, name)
+    data = os.path.join(d, "test_data_set_0")
+    os.makedirs(data)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for i, (n, _) in enumerate(inputs):
+        with open(os.path.join(data, "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(feeds[n], n).SerializeToString())
+    for i, ((n, _), v) in enumerate(zip(outputs, results)):
+        with open(os.path.join(data, "output_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+
+
+def matmul_integer(out, rng, name, ta, tb, m, k, n, za, zb):
+    """MatMulInteger with zero points: None, "scalar" or "vector" (per
+    column of B; ONNX Runtime takes A's zero point as a scalar only)."""
+    feeds = {"A": rand(rng, ta, (m, k)), "B": rand(rng, tb, (k, n))}
+    inputs = [("A", ta), ("B", tb)]
+    names = ["A", "B"]
+    for key, t, kind, size in (("a_zero_point", ta, za, m),
+                               ("b_zero_point", tb, zb, n)):
+        if kind is None:
+            names.append("")
+            continue
+        feeds[key] = rand(rng, t, () if kind == "scalar" else (size,))
+        inputs.append((key, t))
+        names.append(key)
+    while names and names[-1] == "":
+        names.pop()
+    write(out, name, [helper.make_node("MatMulInteger", names, ["Y"])],
+          inputs, [("Y", TensorProto.INT32)], feeds, opset=10)
+
+
+def conv_integer(out, rng, name, c, f, hw, kernel, zx, zw, pads):
+    feeds = {"x": rand(rng, TensorProto.UINT8, (1, c, hw, hw)),
+             "w": rand(rng, TensorProto.UINT8, (f, c, kernel, kernel))}
+    inputs = [("x", TensorProto.UINT8), ("w", TensorProto.UINT8)]
+    names = ["x", "w"]
+    if zx is not None:
+        feeds["x_zero_point"] = np.array(zx, np.uint8)
+        inputs.append(("x_zero_point", TensorProto.UINT8))
+        names.append("x_zero_point")
+    if zw is not None:
+        feeds["w_zero_point"] = np.array(zw, np.uint8)
+        inputs.append(("w_zero_point", TensorProto.UINT8))
+        names.append("w_zero_point")
+    node = helper.make_node("ConvInteger", names, ["y"],
+                            kernel_shape=[kernel, kernel], pads=[pads] * 4)
+    write(out, name, [node], inputs, [("y", TensorProto.INT32)], feeds,
+          opset=10)
+
+
+def qlinear_conv(out, rng, name, tx, c, f, hw, kernel):
+    """QLinearConv with per-channel symmetric int8 weights (the usual
+    export) and an activation zero point."""
+    feeds = {
+        "x": rand(rng, tx, (1, c, hw, hw)),
+        "x_scale": np.array(0.02, np.float32),
+        "x_zero_point": np.array(7 if tx == TensorProto.UINT8 else -3,
+                                 NP[tx]),
+        "w": rand(rng, TensorProto.INT8, (f, c, kernel, kernel)),
+        "w_scale": rng.uniform(0.002, 0.01, (f,)).astype(np.float32),
+        "w_zero_point": np.zeros((f,), np.int8),
+        "y_scale": np.array(0.05, np.float32),
+        "y_zero_point": np.array(5 if tx == TensorProto.UINT8 else 1,
+                                 NP[tx]),
+    }
+    order = ["x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
+             "y_scale", "y_zero_point"]
+    types = [tx, TensorProto.FLOAT, tx, TensorProto.INT8, TensorProto.FLOAT,
+             TensorProto.INT8, TensorProto.FLOAT, tx]
+    node = helper.make_node("QLinearConv", order, ["y"],
+                            kernel_shape=[kernel, kernel],
+                            pads=[kernel // 2] * 4)
+    write(out, name, [node], list(zip(order, types)), [("y", tx)], feeds)
+
+
+def qlinear_matmul(out, rng, name, t, m, k, n):
+    feeds = {
+        "a": rand(rng, t, (m, k)), "a_scale": np.array(0.03, np.float32),
+        "a_zero_point": np.array(11 if t == TensorProto.UINT8 else -2,
+                                 NP[t]),
+        "b": rand(rng, t, (k, n)), "b_scale": np.array(0.01, np.float32),
+        "b_zero_point": np.array(3 if t == TensorProto.UINT8 else 1, NP[t]),
+        "y_scale": np.array(0.5, np.float32),
+        "y_zero_point": np.array(120 if t == TensorProto.UINT8 else 0,
+                                 NP[t]),
+    }
+    order = ["a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
+             "y_scale", "y_zero_point"]
+    types = [t, TensorProto.FLOAT, t, t, TensorProto.FLOAT, t,
+             TensorProto.FLOAT, t]
+    write(out, name, [helper.make_node("QLinearMatMul", order, ["y"])],
+          list(zip(order, types)), [("y", t)], feeds)
+
+
+def generate(out):
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    rng = np.random.default_rng(7)
+    U8, S8 = TensorProto.UINT8, TensorProto.INT8
+    matmul_integer(out, rng, "test_q_matmulinteger_u8u8_zp_k40", U8, U8,
+                   16, 40, 24, "scalar", "scalar")
+    matmul_integer(out, rng, "test_q_matmulinteger_u8u8_azp_k37", U8, U8,
+                   9, 37, 12, "scalar", None)
+    matmul_integer(out, rng, "test_q_matmulinteger_u8s8_k64", U8, S8,
+                   8, 64, 16, None, None)
+    matmul_integer(out, rng, "test_q_matmulinteger_u8s8_colzp_k30", U8, S8,
+                   5, 30, 7, "scalar", "vector")
+    matmul_integer(out, rng, "test_q_matmulinteger_s8s8_zp_k50", S8, S8,
+                   6, 50, 10, "scalar", "scalar")
+    conv_integer(out, rng, "test_q_convinteger_c12_3x3_zp", 12, 8, 9, 3,
+                 100, 30, 0)
+    conv_integer(out, rng, "test_q_convinteger_c32_1x1", 32, 16, 6, 1,
+                 None, None, 0)
+    qlinear_conv(out, rng, "test_q_qlinearconv_u8_c16_3x3", U8, 16, 8, 8,
+                 3)
+    qlinear_conv(out, rng, "test_q_qlinearconv_s8_c24_1x1", S8, 24, 12, 7,
+                 1)
+    qlinear_matmul(out, rng, "test_q_qlinearmatmul_u8_k48", U8, 10, 48, 14)
+    qlinear_matmul(out, rng, "test_q_qlinearmatmul_s8_k21", S8, 4, 21, 6)
+    return sorted(os.listdir(out))
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    args = ap.parse_args()
+    names = generate(args.out)
+    print("%d tests written to %s" % (len(names), args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
