@@ -33,4 +33,31 @@ def ConvertONNXToLinalg : Pass<"dlc-convert-onnx-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
+  let summary = "QDQ convolutions to QLinearConv: quantized models run as integer kernels";
+  let description = [{
+    Runs on `onnx.node` ops before dlc-convert-onnx-to-linalg. Quantization
+    tools (ONNX Runtime's `quantize_static`, TensorRT-style exporters)
+    write quantized convolutions as float Conv nodes between
+    DequantizeLinear and QuantizeLinear nodes:
+
+      y = QuantizeLinear(Conv(DequantizeLinear(xq, sx, zx),
+                              DequantizeLinear(wq, sw, zw),
+                              DequantizeLinear(bq, sb, 0)), sy, zy)
+
+    which, taken literally, convolves in f32 and keeps f32 activations
+    between kernels. This pass rewrites the pattern to the integer operator
+    it stands for, `QLinearConv(xq, sx, zx, wq, sw, zw, sy, zy, bq)`, with
+    the Conv's attributes. It applies when every scale and zero point of x
+    and y is per tensor, the weights' are per tensor or per output channel
+    (axis 0), the Conv result feeds only the QuantizeLinear, and the bias
+    (if any) is int32 with zero point 0 and scale sx * sw (checked on the
+    constants, to a relative 1e-6). Anything else is left as it is.
+
+    Not in dlc-compile's pipeline yet: integer convolutions on the CPU are
+    slower than the f32 ones they replace until they are vectorized
+    (docs/architecture.md).
+  }];
+}
+
 #endif // DLC_CONVERSION_PASSES_TD

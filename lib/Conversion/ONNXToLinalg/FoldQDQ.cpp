@@ -1,0 +1,183 @@
+//===- FoldQDQ.cpp - the dlc-fold-qdq pass --------------------------------===//
+//
+// QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(w),
+// DequantizeLinear(b))) -> QLinearConv, on onnx.node ops, so that QDQ models
+// run as integer kernels with int8 activations between them. The pass
+// description in Passes.td states the conditions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/ONNX/IR/ONNX.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+namespace dlc {
+#define GEN_PASS_DEF_FOLDQDQ
+#include "dlc/Conversion/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+/// The default-domain node of `type` that defines `v`, if any.
+onnx::NodeOp producer(Value v, StringRef type) {
+  auto node = v ? v.getDefiningOp<onnx::NodeOp>() : nullptr;
+  if (!node || node.getOpType() != type || !node.getDomain().empty())
+    return nullptr;
+  return node;
+}
+
+int64_t elementCount(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : -1;
+}
+
+Type elementType(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type ? type.getElementType() : Type();
+}
+
+bool isByte(Type t) {
+  auto i = dyn_cast_or_null<IntegerType>(t);
+  return i && i.getWidth() == 8;
+}
+
+/// The values of a constant tensor of `T` (inline or resource), if `v` is
+/// one.
+template <typename T> std::optional<SmallVector<T>> constantValues(Value v) {
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    SmallVector<T> out;
+    for (auto x : dense.getValues<T>())
+      out.push_back(x);
+    return out;
+  }
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    ArrayRef<char> data = res.getData();
+    if (data.size() != attr.getNumElements() * sizeof(T))
+      return std::nullopt;
+    SmallVector<T> out(attr.getNumElements());
+    std::memcpy(out.data(), data.data(), data.size());
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// A DequantizeLinear with a zero point, per tensor, or per slice along
+/// `axis` when that is allowed.
+bool isDequantize(onnx::NodeOp dq, std::optional<int64_t> perAxis) {
+  if (!dq || !dq.hasInput(2) || !isByte(elementType(dq.getInputs()[0])))
+    return false;
+  Value x = dq.getInputs()[0], scale = dq.getInputs()[1],
+        zero = dq.getInputs()[2];
+  int64_t n = elementCount(scale);
+  if (n == 1)
+    return elementCount(zero) == 1;
+  if (!perAxis || n < 1 || elementCount(zero) != n)
+    return false;
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t axis = 1;
+  if (auto a = dyn_cast_or_null<IntegerAttr>(dq.getOnnxAttr("axis")))
+    axis = a.getInt();
+  if (axis < 0)
+    axis += type.getRank();
+  return axis == *perAxis && type.getDimSize(axis) == n;
+}
+
+/// Whether the Conv's bias, `DequantizeLinear(bq, sb, zb)`, is the int32
+/// bias QLinearConv takes: zero point 0 and scale sx * sw[m].
+bool isIntegerBias(onnx::NodeOp db, Value sxValue, Value swValue) {
+  if (!db || !elementType(db.getInputs()[0]).isInteger(32))
+    return false;
+  std::optional<SmallVector<float>> sb =
+      constantValues<float>(db.getInputs()[1]);
+  std::optional<SmallVector<float>> sx = constantValues<float>(sxValue);
+  std::optional<SmallVector<float>> sw = constantValues<float>(swValue);
+  if (!sb || !sx || !sw || sx->size() != 1)
+    return false;
+  int64_t m = elementCount(db.getInputs()[0]);
+  if (static_cast<int64_t>(sb->size()) != 1 &&
+      static_cast<int64_t>(sb->size()) != m)
+    return false;
+  if (sw->size() != 1 && static_cast<int64_t>(sw->size()) != m)
+    return false;
+  for (int64_t i = 0; i < m; ++i) {
+    float want = (*sx)[0] * (*sw)[sw->size() == 1 ? 0 : i];
+    float have = (*sb)[sb->size() == 1 ? 0 : i];
+    if (std::fabs(have - want) > 1e-6f * std::fabs(want))
+      return false;
+  }
+  if (!db.hasInput(2))
+    return true;
+  std::optional<SmallVector<int32_t>> zb =
+      constantValues<int32_t>(db.getInputs()[2]);
+  return zb && llvm::all_of(*zb, [](int32_t z) { return z == 0; });
+}
+
+/// Rewrites `q` = QuantizeLinear(Conv(...)) when it matches; returns the
+/// nodes that may have become dead.
+SmallVector<onnx::NodeOp> foldConv(onnx::NodeOp q) {
+  if (!q.hasInput(2) || elementCount(q.getInputs()[1]) != 1 ||
+      elementCount(q.getInputs()[2]) != 1 || q.getNumResults() != 1)
+    return {};
+  onnx::NodeOp conv = producer(q.getInputs()[0], "Conv");
+  if (!conv || !conv.getResult(0).hasOneUse())
+    return {};
+  onnx::NodeOp dx = producer(conv.getInputs()[0], "DequantizeLinear");
+  onnx::NodeOp dw = producer(conv.getInputs()[1], "DequantizeLinear");
+  if (!isDequantize(dx, std::nullopt) || !isDequantize(dw, 0))
+    return {};
+  onnx::NodeOp db;
+  if (conv.hasInput(2)) {
+    db = producer(conv.getInputs()[2], "DequantizeLinear");
+    if (!isIntegerBias(db, dx.getInputs()[1], dw.getInputs()[1]))
+      return {};
+  }
+  SmallVector<Value> inputs = {dx.getInputs()[0], dx.getInputs()[1],
+                               dx.getInputs()[2], dw.getInputs()[0],
+                               dw.getInputs()[1], dw.getInputs()[2],
+                               q.getInputs()[1],  q.getInputs()[2]};
+  if (db)
+    inputs.push_back(db.getInputs()[0]);
+  OpBuilder b(q);
+  // QLinearConv exists since opset 10 and has not changed since.
+  auto folded =
+      onnx::NodeOp::create(b, conv.getLoc(), q->getResultTypes(), "QLinearConv",
+                           "", 10, conv.getNameAttr(), conv.getAttrs(), inputs);
+  q.getResult(0).replaceAllUsesWith(folded.getResult(0));
+  q.erase();
+  conv.erase();
+  SmallVector<onnx::NodeOp> maybeDead = {dx, dw};
+  if (db)
+    maybeDead.push_back(db);
+  return maybeDead;
+}
+
+struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
+  void runOnOperation() override {
+    SmallVector<onnx::NodeOp> quantizes;
+    getOperation().walk([&](onnx::NodeOp node) {
+      if (node.getOpType() == "QuantizeLinear" && node.getDomain().empty())
+        quantizes.push_back(node);
+    });
+    SmallVector<onnx::NodeOp> maybeDead;
+    for (onnx::NodeOp q : quantizes)
+      maybeDead.append(foldConv(q));
+    // A DequantizeLinear several convolutions shared dies with the last.
+    llvm::SmallPtrSet<Operation *, 16> erased;
+    for (onnx::NodeOp node : maybeDead)
+      if (!erased.contains(node) && node->use_empty()) {
+        erased.insert(node);
+        node.erase();
+      }
+  }
+};
+
+} // namespace
