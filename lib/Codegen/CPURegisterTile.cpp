@@ -374,7 +374,7 @@ std::optional<unsigned> vectorizableEpilogue(linalg::GenericOp epilogue,
         isa<math::AbsFOp, math::CeilOp, math::FloorOp, math::SqrtOp,
             math::RsqrtOp, math::ExpOp, math::Exp2Op, math::ExpM1Op,
             math::LogOp, math::Log1pOp, math::Log2Op, math::TanhOp, math::ErfOp,
-            math::FmaOp>(op);
+            math::FmaOp, math::RoundEvenOp>(op);
     if ((op.getDialect()->getNamespace() != "arith" && !vectorMath) ||
         !op.hasTrait<OpTrait::Elementwise>() || op.getNumRegions() != 0 ||
         op.getNumResults() != 1 || !op.getResult(0).getType().isIntOrFloat())

@@ -264,6 +264,58 @@ func.func @epilogue(%x: memref<16x37xf32>, %w: memref<8x16xf32>, %bias: memref<8
 
 // -----
 
+// A quantize-dequantize epilogue (what a QDQ model puts after each
+// convolution): division by the scale, round half to even, clamp to
+// [0, 255], to u8 and back. math.roundeven is one vector instruction
+// (vroundps, frintn), so it runs on the accumulators too.
+// CHECK-LABEL: func.func @fake_quant_epilogue
+// CHECK-NOT: memref.alloc
+// CHECK: vector.fma
+// CHECK: arith.divf %{{.*}} : vector<8xf32>
+// CHECK: math.roundeven %{{.*}} : vector<8xf32>
+// CHECK: arith.fptoui %{{.*}} : vector<8xf32> to vector<8xi8>
+// CHECK: arith.uitofp %{{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK: vector.store
+// CHECK-NOT: linalg.generic
+#qa = affine_map<(f, k, p) -> (k, p)>
+#qb = affine_map<(f, k, p) -> (f, k)>
+#qc = affine_map<(f, k, p) -> (f, p)>
+#qid = affine_map<(f, p) -> (f, p)>
+#qfill = affine_map<(f, p) -> ()>
+func.func @fake_quant_epilogue(%x: memref<16x32xf32>, %w: memref<8x16xf32>, %y: memref<8x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %max = arith.constant 255.0 : f32
+  %s = arith.constant 0.0123 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#qfill, #qid], iterator_types = ["parallel", "parallel"]} ins(%zero : f32) outs(%t : memref<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#qa, #qb, #qc], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<16x32xf32>, memref<8x16xf32>) outs(%t : memref<8x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#qid, #qid], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<8x32xf32>) outs(%y : memref<8x32xf32>) {
+  ^bb0(%acc: f32, %o: f32):
+    %d = arith.divf %acc, %s : f32
+    %r = math.roundeven %d : f32
+    %lo = arith.maxnumf %r, %zero : f32
+    %hi = arith.minnumf %lo, %max : f32
+    %q = arith.fptoui %hi : f32 to i8
+    %f = arith.uitofp %q : i8 to f32
+    %v = arith.mulf %f, %s : f32
+    linalg.yield %v : f32
+  }
+  memref.dealloc %t : memref<8x32xf32>
+  return
+}
+
+// -----
+
 // Kept: an epilogue that writes a buffer the contraction reads (its
 // output would change under the contraction's feet), and one that is no
 // elementwise map of the accumulators (it reads them transposed). The
