@@ -106,12 +106,19 @@ struct ExpandIPowI : public OpRewritePattern<math::IPowIOp> {
 };
 
 struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
+  using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI>(&getContext());
     auto all = [](StringRef) { return true; };
     populateMathF32ExpansionPatterns(patterns, all);
-    math::populateExpansionPatterns(patterns);
+    if (nativeRoundEven)
+      math::populateExpansionPatterns(
+          patterns,
+          {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
+           "fma", "ceil", "exp2", "powf", "fpowi", "round", "rsqrt", "clampf"});
+    else
+      math::populateExpansionPatterns(patterns);
     populateMathPolynomialApproximationPatterns(patterns, all);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -33,3 +33,21 @@ func.func @ipowi(%b: i32, %e: i32) -> i32 {
   %0 = math.ipowi %b, %e : i32
   return %0 : i32
 }
+
+// -----
+
+// math.roundeven becomes arithmetic, unless the target rounds half to even
+// in one instruction (native-roundeven: x86 with SSE4.1, AArch64, CUDA).
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=EXPAND
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="native-roundeven=true" | FileCheck %s --check-prefix=NATIVE
+// EXPAND-LABEL: func.func @round_half_even
+// EXPAND-NOT: math.roundeven
+// EXPAND: return
+// NATIVE-LABEL: func.func @round_half_even
+// NATIVE: math.roundeven %{{.*}} : vector<16xf32>
+// NATIVE-NOT: math.sinh
+func.func @round_half_even(%x: vector<16xf32>, %y: f32) -> (vector<16xf32>, f32) {
+  %0 = math.roundeven %x : vector<16xf32>
+  %1 = math.sinh %y : f32
+  return %0, %1 : vector<16xf32>, f32
+}

@@ -79,7 +79,17 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     polynomial approximations and arithmetic, computed in f32 for f16/bf16.
     `arith.remf` becomes `x - trunc(x / y) * y`, `math.trunc` a floor or
     ceil by sign, and `math.ipowi` a loop over the exponent's bits.
+
+    `math.roundeven` (QuantizeLinear's rounding, in every requantization
+    epilogue) is expanded into about ten arithmetic operations unless
+    `native-roundeven` says the target has it as one instruction (x86 with
+    SSE4.1, AArch64, CUDA).
   }];
+  let options = [
+    Option<"nativeRoundEven", "native-roundeven", "bool", "false",
+           "Keep math.roundeven: the target rounds half to even in one "
+           "instruction">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
                            "mlir::scf::SCFDialect",

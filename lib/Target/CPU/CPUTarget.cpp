@@ -21,6 +21,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -89,6 +90,21 @@ createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
   return tm;
 }
 
+/// Whether LLVM lowers llvm.roundeven to one instruction on this target
+/// (roundps/vroundps from SSE4.1, frintn on AArch64) rather than a libm
+/// call, which kernels must not make.
+bool hasNativeRoundEven(const llvm::TargetMachine &tm) {
+  switch (tm.getTargetTriple().getArch()) {
+  case llvm::Triple::x86_64:
+  case llvm::Triple::x86:
+    return tm.getMCSubtargetInfo()->checkFeatures("+sse4.1");
+  case llvm::Triple::aarch64:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// Finds ld.lld: next to the LLVM tools dlc was built against, else on PATH.
 std::string findLinker() {
   for (const char *dir : {DLC_LLVM_TOOLS_DIR})
@@ -150,6 +166,11 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   if (failed(runKernelTilingPipeline(module, target, out.kernels)))
     return failure();
 
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target, error);
+  if (!tm)
+    return emitError(loc, error);
+
   PassManager lower(module.getContext(), ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(lower)))
     return failure();
@@ -158,16 +179,19 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;
   lower.addPass(createCPURegisterTile(registerTile));
+  std::string legalizeMath = hasNativeRoundEven(*tm)
+                                 ? "dlc-legalize-math{native-roundeven=true}"
+                                 : "dlc-legalize-math";
   if (failed(parsePassPipeline(
-          "func.func(convert-linalg-to-loops), lower-affine, "
-          "dlc-legalize-math, convert-math-to-funcs, canonicalize, cse, "
-          "convert-scf-to-cf, expand-strided-metadata, lower-affine, "
-          "convert-vector-to-llvm, finalize-memref-to-llvm, "
-          "convert-math-to-llvm, "
-          "convert-arith-to-llvm, convert-index-to-llvm, "
-          "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
-          "convert-cf-to-llvm, reconcile-unrealized-casts, "
-          "dlc-cpu-kernel-entry, canonicalize",
+          "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +
+              ", convert-math-to-funcs, canonicalize, cse, "
+              "convert-scf-to-cf, expand-strided-metadata, lower-affine, "
+              "convert-vector-to-llvm, finalize-memref-to-llvm, "
+              "convert-math-to-llvm, "
+              "convert-arith-to-llvm, convert-index-to-llvm, "
+              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
+              "convert-cf-to-llvm, reconcile-unrealized-casts, "
+              "dlc-cpu-kernel-entry, canonicalize",
           lower)))
     return emitError(loc, "internal error: invalid CPU lowering pipeline");
   // Kernels are public symbols of the code object.
@@ -177,10 +201,6 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   if (failed(lower.run(module)))
     return failure();
 
-  std::string error;
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target, error);
-  if (!tm)
-    return emitError(loc, error);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "dlc_kernels");

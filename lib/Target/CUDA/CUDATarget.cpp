@@ -124,7 +124,8 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
   pm.addPass(createGPUOutlineKernels());
   std::string pipeline =
       "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
-      "lower-affine, canonicalize, cse, dlc-legalize-math, canonicalize, "
+      "lower-affine, canonicalize, cse, "
+      "dlc-legalize-math{native-roundeven=true}, canonicalize, "
       "gpu.module(convert-scf-to-cf, "
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, "
       "cse, reconcile-unrealized-casts), "
