@@ -105,6 +105,63 @@ struct ExpandIPowI : public OpRewritePattern<math::IPowIOp> {
   }
 };
 
+/// math.roundeven without a rounding instruction: for |x| below 2^p (p the
+/// mantissa bits), (|x| + 2^p) - 2^p rounds |x| to an integer, half to even
+/// (the default rounding mode), and copysign restores the sign (and -0);
+/// |x| >= 2^p, infinities and NaN are already their own rounding. Two
+/// additions, no integer conversion (MLIR's expansion goes through i64,
+/// which is a library call on 32-bit targets).
+struct ExpandRoundEven : public OpRewritePattern<math::RoundEvenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RoundEvenOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    auto elem = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+    if (!elem || !(elem.isF32() || elem.isF64()))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](double value) -> Value {
+      TypedAttr attr = rewriter.getFloatAttr(elem, value);
+      if (auto vec = dyn_cast<VectorType>(type))
+        attr = SplatElementsAttr::get(vec, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    Value x = op.getOperand();
+    Value big = constant(elem.isF32() ? 0x1p23 : 0x1p52);
+    Value magnitude = math::AbsFOp::create(rewriter, loc, x);
+    Value rounded = arith::SubFOp::create(
+        rewriter, loc, arith::AddFOp::create(rewriter, loc, magnitude, big),
+        big);
+    Value small = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OLT, magnitude, big);
+    Value withSign = math::CopySignOp::create(rewriter, loc, rounded, x);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, withSign, x);
+    return success();
+  }
+};
+
+/// arith.maxnumf / minnumf as comparisons where the target's maxnum is a
+/// library call (fmaxf on ARMv7, whose VFP has no vmaxnm): the other
+/// operand when one is NaN, else the larger / smaller.
+template <typename Op, arith::CmpFPredicate Pick>
+struct ExpandNumMinMax : public OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value a = op.getLhs(), b = op.getRhs();
+    Value aNaN =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, a, a);
+    Value bNaN =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, b, b);
+    Value pickA = arith::CmpFOp::create(rewriter, loc, Pick, a, b);
+    Value ordered = arith::SelectOp::create(rewriter, loc, pickA, a, b);
+    Value notB = arith::SelectOp::create(rewriter, loc, bNaN, a, ordered);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, aNaN, b, notB);
+    return success();
+  }
+};
+
 struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
@@ -112,13 +169,22 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
     patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI>(&getContext());
     auto all = [](StringRef) { return true; };
     populateMathF32ExpansionPatterns(patterns, all);
-    if (nativeRoundEven)
-      math::populateExpansionPatterns(
-          patterns,
-          {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
-           "fma", "ceil", "exp2", "powf", "fpowi", "round", "rsqrt", "clampf"});
-    else
-      math::populateExpansionPatterns(patterns);
+    // math.roundeven stays where the target has the instruction; elsewhere
+    // it becomes ExpandRoundEven's two additions (f32, f64) or MLIR's
+    // expansion (other types).
+    math::populateExpansionPatterns(
+        patterns,
+        {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
+         "fma", "ceil", "exp2", "powf", "fpowi", "round", "rsqrt", "clampf"});
+    if (!nativeRoundEven) {
+      patterns.add<ExpandRoundEven>(&getContext(), /*benefit=*/2);
+      math::populateExpansionPatterns(patterns, {"roundeven"});
+    }
+    if (expandNumMinMax)
+      patterns
+          .add<ExpandNumMinMax<arith::MaxNumFOp, arith::CmpFPredicate::OGT>,
+               ExpandNumMinMax<arith::MinNumFOp, arith::CmpFPredicate::OLT>>(
+              &getContext());
     populateMathPolynomialApproximationPatterns(patterns, all);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

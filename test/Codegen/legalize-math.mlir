@@ -40,8 +40,18 @@ func.func @ipowi(%b: i32, %e: i32) -> i32 {
 // in one instruction (native-roundeven: x86 with SSE4.1, AArch64, CUDA).
 // RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=EXPAND
 // RUN: dlc-opt %s --split-input-file --dlc-legalize-math="native-roundeven=true" | FileCheck %s --check-prefix=NATIVE
+// Without it, f32 rounds by adding and subtracting 2^23 (0x4B000000) to the
+// magnitude, with the sign copied back; no integer conversion.
 // EXPAND-LABEL: func.func @round_half_even
 // EXPAND-NOT: math.roundeven
+// EXPAND-NOT: fptosi
+// EXPAND: %[[BIG:.*]] = arith.constant dense<0x4B000000> : vector<16xf32>
+// EXPAND: %[[ABS:.*]] = math.absf %{{.*}} : vector<16xf32>
+// EXPAND: %[[UP:.*]] = arith.addf %[[ABS]], %[[BIG]]
+// EXPAND: %[[R:.*]] = arith.subf %[[UP]], %[[BIG]]
+// EXPAND: %[[SMALL:.*]] = arith.cmpf olt, %[[ABS]], %[[BIG]]
+// EXPAND: %[[S:.*]] = math.copysign %[[R]], %{{.*}}
+// EXPAND: arith.select %[[SMALL]], %[[S]], %{{.*}}
 // EXPAND: return
 // NATIVE-LABEL: func.func @round_half_even
 // NATIVE: math.roundeven %{{.*}} : vector<16xf32>
@@ -50,4 +60,26 @@ func.func @round_half_even(%x: vector<16xf32>, %y: f32) -> (vector<16xf32>, f32)
   %0 = math.roundeven %x : vector<16xf32>
   %1 = math.sinh %y : f32
   return %0, %1 : vector<16xf32>, f32
+}
+
+// -----
+
+// ARMv7 has no maxnum instruction (LLVM would call fmaxf): with
+// expand-num-min-max, maxnumf/minnumf are compares and selects that return
+// the other operand when one is NaN.
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-num-min-max=true" | FileCheck %s --check-prefix=MINMAX
+// MINMAX-LABEL: func.func @num_min_max
+// MINMAX-NOT: arith.maxnumf
+// MINMAX-NOT: arith.minnumf
+// MINMAX: %[[ANAN:.*]] = arith.cmpf uno, %[[A:.*]], %[[A]] : f32
+// MINMAX: %[[BNAN:.*]] = arith.cmpf uno, %[[B:.*]], %[[B]] : f32
+// MINMAX: %[[GT:.*]] = arith.cmpf ogt, %[[A]], %[[B]] : f32
+// MINMAX: %[[M:.*]] = arith.select %[[GT]], %[[A]], %[[B]]
+// MINMAX: %[[NB:.*]] = arith.select %[[BNAN]], %[[A]], %[[M]]
+// MINMAX: arith.select %[[ANAN]], %[[B]], %[[NB]]
+// MINMAX: arith.cmpf olt
+func.func @num_min_max(%a: f32, %b: f32) -> (f32, f32) {
+  %0 = arith.maxnumf %a, %b : f32
+  %1 = arith.minnumf %a, %b : f32
+  return %0, %1 : f32, f32
 }

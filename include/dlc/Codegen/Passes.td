@@ -81,14 +81,19 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     ceil by sign, and `math.ipowi` a loop over the exponent's bits.
 
     `math.roundeven` (QuantizeLinear's rounding, in every requantization
-    epilogue) is expanded into about ten arithmetic operations unless
-    `native-roundeven` says the target has it as one instruction (x86 with
-    SSE4.1, AArch64, CUDA).
+    epilogue) stays when `native-roundeven` says the target has it as one
+    instruction (x86 with SSE4.1, AArch64, CUDA); elsewhere f32 and f64
+    round as `copysign((|x| + 2^p) - 2^p, x)` for |x| < 2^p (p = 23 or 52),
+    half to even without an integer conversion. `expand-num-min-max` turns
+    `arith.maxnumf`/`minnumf` into comparisons and selects, for targets
+    where they are library calls (fmaxf on ARMv7).
   }];
   let options = [
     Option<"nativeRoundEven", "native-roundeven", "bool", "false",
            "Keep math.roundeven: the target rounds half to even in one "
            "instruction">,
+    Option<"expandNumMinMax", "expand-num-min-max", "bool", "false",
+           "Expand arith.maxnumf/minnumf into compares and selects">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",

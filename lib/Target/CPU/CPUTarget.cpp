@@ -179,9 +179,12 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;
   lower.addPass(createCPURegisterTile(registerTile));
-  std::string legalizeMath = hasNativeRoundEven(*tm)
-                                 ? "dlc-legalize-math{native-roundeven=true}"
-                                 : "dlc-legalize-math";
+  // ARMv7's VFP has no maxnum instruction: LLVM would call fmaxf.
+  bool armv7 = tm->getTargetTriple().getArch() == llvm::Triple::arm;
+  std::string legalizeMath =
+      std::string("dlc-legalize-math{native-roundeven=") +
+      (hasNativeRoundEven(*tm) ? "true" : "false") +
+      " expand-num-min-max=" + (armv7 ? "true" : "false") + "}";
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +
               ", convert-math-to-funcs, canonicalize, cse, "

@@ -138,7 +138,8 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   // remaining linalg ops become loops.
   std::string loops = target.hasInt8DotProduct ? "dlc-gpu-int8-dot, " : "";
   loops += "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
-           "lower-affine, canonicalize, cse, dlc-legalize-math, canonicalize";
+           "lower-affine, canonicalize, cse, "
+           "dlc-legalize-math{native-roundeven=true}, canonicalize";
   if (failed(parsePassPipeline(loops, pm)))
     return emitError(loc, "internal error: invalid Vulkan pipeline");
   if (failed(pm.run(module)))
