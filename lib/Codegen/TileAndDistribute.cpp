@@ -221,7 +221,7 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
                    const llvm::SmallBitVector &reduced,
                    const llvm::SmallBitVector &preferred, int64_t work,
                    int64_t target, int64_t minWork,
-                   std::optional<ChannelLoop> channels) {
+                   std::optional<ChannelLoop> channels, bool padsInput) {
   TilingPlan plan;
   plan.workgroupTiles.assign(iterators.size(), 0);
   plan.workgroupSize = {1, 1, 1};
@@ -248,16 +248,29 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   for (unsigned i = 0; i < iterators.size(); ++i)
     if (!preferred.test(i))
       order.push_back(i);
+  // Every workgroup of a convolution that pads its input (`padsInput`)
+  // copies the padded input rows its tile reads: a tile of one output row
+  // of a 3x3 convolution copies three input rows, and a split along other
+  // loops (output channels) copies them all again. So an image's rows
+  // (preferred) go in tiles of at least two rows where there are many,
+  // and once they give kEnoughWorkgroups, no other loop is split.
+  constexpr int64_t kEnoughWorkgroups = 8;
+  int64_t preferredWorkgroups = 1;
   SmallVector<int64_t> counts(iterators.size(), 0);
   for (unsigned i : order) {
     utils::IteratorType it = iterators[i];
     if (remaining <= 1 ||
         llvm::count_if(counts, [](int64_t c) { return c > 0; }) == 3)
       break;
+    if (padsInput && !channels && !preferred.test(i) &&
+        preferredWorkgroups >= kEnoughWorkgroups)
+      break;
     if (it != utils::IteratorType::parallel || reduced.test(i) ||
         extents[i] <= 1 || (channels && i != channels->loop))
       continue;
     int64_t limit = remaining;
+    if (padsInput && !channels && preferred.test(i) && extents[i] >= 16)
+      limit = std::min(limit, extents[i] / 2);
     if (static_cast<int64_t>(i) == lastParallel)
       limit = std::min(limit, std::max<int64_t>(extents[i] / kMinColumns, 1));
     // Tiles the register tiler fills: channel tiles are whole channel
@@ -289,6 +302,8 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
       continue;
     plan.workgroupTiles[i] = extents[i] / count;
     counts[i] = count;
+    if (preferred.test(i))
+      preferredWorkgroups *= count;
     remaining = (remaining + count - 1) / count;
   }
   for (int64_t c : counts)
@@ -744,6 +759,8 @@ LogicalResult tileKernel(func::FuncOp kernel,
     return success();
   }
   llvm::SmallBitVector reduced = reducedLoops(kernel, root, iterators.size());
+  bool padsInput = false;
+  kernel.walk([&](tensor::PadOp) { padsInput = true; });
   llvm::SmallBitVector preferred(iterators.size());
   if (channels)
     preferred.set(channels->loop);
@@ -754,7 +771,7 @@ LogicalResult tileKernel(func::FuncOp kernel,
           ? planGPU(iterators, extents, reduced, options.maxThreads)
           : planCPU(iterators, extents, reduced, preferred,
                     kernelWork(kernel, extents), options.targetWorkgroups,
-                    options.minWork, channels);
+                    options.minWork, channels, padsInput);
   // On GPUs one thread for the whole kernel is the worst plan: splitting
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).

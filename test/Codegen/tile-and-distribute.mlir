@@ -282,3 +282,48 @@ func.func @matvec(%x: tensor<1x64xf32>, %w: tensor<64x1024xf32>) -> tensor<1x102
   %m = linalg.matmul ins(%x, %w : tensor<1x64xf32>, tensor<64x1024xf32>) outs(%f : tensor<1x1024xf32>) -> tensor<1x1024xf32>
   return %m : tensor<1x1024xf32>
 }
+
+// -----
+
+// CPU: every workgroup of a padded convolution copies the input rows its
+// tile reads (a 3x3 filter: two more than the tile's rows), so on a tall
+// image the rows go in tiles of at least two, and once they give enough
+// workgroups (8) the output channels are not split as well: each split
+// would copy the padded input again. 64 workgroups' worth of work: tiles
+// of one row each would copy 3x the image, tiles of two rows 2x (the
+// columns, which index the input too, are split in two as well).
+// WORK-LABEL: func.func @padded_conv_tall
+// WORK-SAME: dlc.grid = array<i64: 2, 32, 1>
+// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (64, 64) step (2, 32)
+// WORK:   to tensor<1x32x4x34xf32>
+func.func @padded_conv_tall(%x: tensor<1x32x64x64xf32>, %w: tensor<64x32x3x3xf32>) -> tensor<1x64x64x64xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x32x64x64xf32> to tensor<1x32x66x66xf32>
+  %e = tensor.empty() : tensor<1x64x64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x32x66x66xf32>, tensor<64x32x3x3xf32>) outs(%f : tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32>
+  return %c : tensor<1x64x64x64xf32>
+}
+
+// -----
+
+// Work for 36 workgroups on an image of 8 rows: the rows (and columns,
+// which the input is indexed by too) are split, the output channels not:
+// each split of those would copy the padded input again.
+// WORK-LABEL: func.func @padded_conv_no_channel_split
+// WORK-SAME: dlc.grid = array<i64: 2, 8, 1>
+// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (8, 64) step (1, 32)
+func.func @padded_conv_no_channel_split(%x: tensor<1x64x8x64xf32>, %w: tensor<128x64x3x3xf32>) -> tensor<1x128x8x64xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x64x8x64xf32> to tensor<1x64x10x66xf32>
+  %e = tensor.empty() : tensor<1x128x8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x128x8x64xf32>) -> tensor<1x128x8x64xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x64x10x66xf32>, tensor<128x64x3x3xf32>) outs(%f : tensor<1x128x8x64xf32>) -> tensor<1x128x8x64xf32>
+  return %c : tensor<1x128x8x64xf32>
+}
