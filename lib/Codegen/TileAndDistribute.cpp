@@ -253,7 +253,9 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   // of a 3x3 convolution copies three input rows, and a split along other
   // loops (output channels) copies them all again. So an image's rows
   // (preferred) go in tiles of at least two rows where there are many,
-  // and once they give kEnoughWorkgroups, no other loop is split.
+  // and once they give kEnoughWorkgroups, no other loop is split; a
+  // channels-last convolution, which every workgroup pads whole, gets at
+  // most kEnoughWorkgroups.
   constexpr int64_t kEnoughWorkgroups = 8;
   int64_t preferredWorkgroups = 1;
   SmallVector<int64_t> counts(iterators.size(), 0);
@@ -287,6 +289,10 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
       granule = 8;
     if (extents[i] % granule != 0)
       continue;
+    // A channels-last convolution is split along output channels only:
+    // each of those workgroups copies the whole padded input.
+    if (padsInput && channels)
+      limit = std::min(limit, kEnoughWorkgroups);
     int64_t count = largestDivisorAtMost(extents[i] / granule, limit);
     // Columns that are no whole number of vectors: tiles that leave no
     // more lanes idle than the whole row does.

@@ -327,3 +327,39 @@ func.func @padded_conv_no_channel_split(%x: tensor<1x64x8x64xf32>, %w: tensor<12
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x64x10x66xf32>, tensor<128x64x3x3xf32>) outs(%f : tensor<1x128x8x64xf32>) -> tensor<1x128x8x64xf32>
   return %c : tensor<1x128x8x64xf32>
 }
+
+// -----
+
+// A channels-last convolution that pads its input: every workgroup (a
+// block of output channels) copies the whole padded input, so 64
+// workgroups' worth of work gets 8 of the 16 channel blocks' workgroups.
+// WORK-LABEL: func.func @padded_channels_last_conv
+// WORK-SAME: dlc.grid = array<i64: 8, 1, 1>
+// WORK: scf.forall (%{{.*}}) = (0) to (512) step (64)
+#pclx = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#pclw = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (fb, c, kh, kw, fi)>
+#pclo = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, oh, ow, fb, fi)>
+#pclback = affine_map<(n, f, oh, ow) -> (n, oh, ow, f floordiv 32, f mod 32)>
+#pclid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+func.func @padded_channels_last_conv(%x: tensor<1x512x7x7xf32>, %w: tensor<16x512x3x3x32xf32>) -> tensor<1x512x7x7xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x512x7x7xf32> to tensor<1x512x9x9xf32>
+  %e = tensor.empty() : tensor<1x7x7x16x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x7x7x16x32xf32>) -> tensor<1x7x7x16x32xf32>
+  %c = linalg.generic {indexing_maps = [#pclx, #pclw, #pclo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%p, %w : tensor<1x512x9x9xf32>, tensor<16x512x3x3x32xf32>) outs(%f : tensor<1x7x7x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %q = arith.addf %o, %m : f32
+    linalg.yield %q : f32
+  } -> tensor<1x7x7x16x32xf32>
+  %e2 = tensor.empty() : tensor<1x512x7x7xf32>
+  %r = linalg.generic {indexing_maps = [#pclback, #pclid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x7x7x16x32xf32>) outs(%e2 : tensor<1x512x7x7xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x512x7x7xf32>
+  return %r : tensor<1x512x7x7xf32>
+}
