@@ -17,15 +17,20 @@ LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
   MLIRContext *ctx = impl.getContext();
   LLVM::LLVMFunctionType implType = impl.getFunctionType();
   unsigned numParams = implType.getNumParams();
-  // Parameters: one pointer per buffer, then begin and end.
-  if (numParams < 2)
+  // Parameters: one pointer per buffer, begin and end, then the scratch
+  // pointer when dlc-cpu-scratch gave the kernel one.
+  bool scratch = impl->hasAttr(dlc::kScratchSizeAttr);
+  unsigned numBuffers = numParams - 2 - (scratch ? 1 : 0);
+  if (numParams < 2u + (scratch ? 1u : 0u))
     return impl.emitError("kernel has no workgroup range parameters");
-  for (unsigned i = 0; i + 2 < numParams; ++i)
-    if (!isa<LLVM::LLVMPointerType>(implType.getParamType(i)))
+  for (unsigned i = 0; i < numParams; ++i) {
+    bool range = i == numBuffers || i == numBuffers + 1;
+    if (!range && !isa<LLVM::LLVMPointerType>(implType.getParamType(i)))
       return impl.emitError("kernel parameter ")
              << i
              << " is not a pointer; kernels must be lowered with the "
                 "bare-pointer calling convention";
+  }
 
   std::string name = impl.getName().str();
   impl.setName(name + ".impl");
@@ -37,24 +42,26 @@ LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto i32 = IntegerType::get(ctx, 32);
   auto entryType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                               {ptr, i32, i32});
+                                               {ptr, i32, i32, ptr});
   auto entry = LLVM::LLVMFuncOp::create(b, loc, name, entryType);
   Block *block = entry.addEntryBlock(b);
   b.setInsertionPointToStart(block);
   Value bindings = block->getArgument(0);
   SmallVector<Value> args;
-  for (unsigned i = 0; i + 2 < numParams; ++i) {
+  for (unsigned i = 0; i < numBuffers; ++i) {
     Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, bindings,
                                      ArrayRef<LLVM::GEPArg>{int32_t(i)});
     args.push_back(LLVM::LoadOp::create(b, loc, ptr, slot));
   }
-  Type indexType = implType.getParamType(numParams - 1);
+  Type indexType = implType.getParamType(numBuffers);
   for (unsigned i = 1; i <= 2; ++i) {
     Value v = block->getArgument(i);
     if (indexType != i32)
       v = LLVM::ZExtOp::create(b, loc, indexType, v);
     args.push_back(v);
   }
+  if (scratch)
+    args.push_back(block->getArgument(3));
   LLVM::CallOp::create(b, loc, impl, args);
   LLVM::ReturnOp::create(b, loc, ValueRange());
   return success();

@@ -107,6 +107,9 @@ void printStats(const dlc::ArtifactStats &s, double seconds,
      << "\n";
   os << "constants:       " << s.constantBytes << " bytes\n";
   os << "code:            " << s.codeBytes << " bytes\n";
+  if (target.kind == dlc::TargetKind::CPU)
+    os << "scratch:         " << s.scratchBytes << " bytes per thread ("
+       << kib(s.scratchBytes) << ")\n";
   os << "artifact:        " << s.fileBytes << " bytes\n";
   os << "compile time:    " << llvm::format("%.3f s", seconds) << "\n";
 }

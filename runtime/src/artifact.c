@@ -214,9 +214,12 @@ static int dlc_string_ok(const dlc_validator_t *v, uint32_t ref) {
 
 static dlc_status_t dlc_check_model(dlc_validator_t *v, uint32_t io_count) {
   const dlcx_model_t *m = v->out->model;
-  if (m->reserved != 0)
-    return dlc_invalid(v, "model reserved is 0x%" PRIx32 ", must be 0",
-                       m->reserved);
+  if (m->cpu_scratch_size != 0 && (v->out->header->version_minor < 1 ||
+                                   v->out->header->target != DLCX_TARGET_CPU))
+    return dlc_invalid(v,
+                       "model cpu_scratch_size is %" PRIu32
+                       ", must be 0 in a version 1.0 or non-CPU artifact",
+                       m->cpu_scratch_size);
   if (!dlc_string_ok(v, m->name) || !dlc_string_ok(v, m->producer))
     return dlc_invalid(v,
                        "model name/producer string %" PRIu32 "/%" PRIu32

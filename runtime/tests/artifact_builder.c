@@ -185,6 +185,10 @@ void dlc_ab_kernel_workgroup(dlc_ab_t *b, uint32_t kernel, uint32_t x,
   k->workgroup_size[2] = z;
 }
 
+void dlc_ab_cpu_scratch(dlc_ab_t *b, uint32_t bytes) {
+  b->model.cpu_scratch_size = bytes;
+}
+
 void dlc_ab_target_sm(dlc_ab_t *b, uint32_t sm) { b->header.target_sm = sm; }
 
 void dlc_ab_cubin(dlc_ab_t *b, const void *data, uint64_t size) {

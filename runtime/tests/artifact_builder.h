@@ -17,6 +17,8 @@ typedef struct dlc_ab_t dlc_ab_t;
 
 dlc_ab_t *dlc_ab_create(uint32_t target, uint64_t target_features);
 void dlc_ab_destroy(dlc_ab_t *builder);
+/* The model's cpu_scratch_size. */
+void dlc_ab_cpu_scratch(dlc_ab_t *builder, uint32_t bytes);
 
 /* A string reference for `text`. */
 uint32_t dlc_ab_string(dlc_ab_t *builder, const char *text);

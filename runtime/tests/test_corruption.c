@@ -235,7 +235,8 @@ RULE(model_entries, dlc_ab_section(v->data, DLCX_SECTION_MODEL)->size = 0)
 RULE(tensors_partial, v->tensors_section->size -= 8)
 RULE(io_count, v->model->input_count += 1)
 RULE(model_name, v->model->name = 1u << 30)
-RULE(model_reserved, v->model->reserved = 1)
+RULE(scratch_in_1_0, v->model->cpu_scratch_size = 64;
+     v->header->version_minor = 0)
 RULE(unterminated, v->strings[v->strings_section->size - 1] = 'x')
 RULE(tensor_name, v->tensors[2].name = (uint32_t)v->strings_section->size)
 RULE(dtype_unknown, v->tensors[0].dtype = 99)
@@ -277,7 +278,7 @@ RULE(io_constant, v->io[3] = 6)
 static void test_rules(void) {
   const dlc_status_t invalid = DLC_ERROR_INVALID_ARTIFACT;
   expect(bad_magic, 0, invalid, "magic is 0x464c457f");
-  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.0");
+  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.1");
   expect(new_minor, 0, DLC_ERROR_UNSUPPORTED, "is not supported");
   expect(bad_header_size, 1, invalid, "header_size is 72");
   expect(bad_file_size, 1, invalid, "file_size is");
@@ -303,7 +304,7 @@ static void test_rules(void) {
   expect(tensors_partial, 1, invalid, "not a multiple of its entry size 120");
   expect(io_count, 1, invalid, "input_count 3 + output_count 2");
   expect(model_name, 1, invalid, "model name/producer");
-  expect(model_reserved, 1, invalid, "model reserved");
+  expect(scratch_in_1_0, 1, invalid, "must be 0 in a version 1.0");
   expect(unterminated, 1, invalid, "name");
   expect(tensor_name, 1, invalid, "tensor 2: name");
   expect(dtype_unknown, 1, invalid, "tensor 0 ('x'): dtype 99");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "artifact_builder.h"
+#include "test_kernels.h"
 
 uint64_t dlc_test_host_isa(void) {
 #if defined(__x86_64__)
@@ -37,6 +38,7 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
   uint32_t k_add, k_reverse, k_scale, k_zero, k_count;
   uint32_t bindings[3];
 
+  dlc_ab_cpu_scratch(b, DLC_TEST_SCRATCH_SIZE);
   dims[0] = n;
   x = dlc_ab_arena_tensor(b, "x", DLCX_DTYPE_F32, 1, dims);
   y = dlc_ab_arena_tensor(b, "y", DLCX_DTYPE_F32, 1, dims);

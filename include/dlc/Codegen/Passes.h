@@ -30,6 +30,9 @@ namespace dlc {
 constexpr llvm::StringLiteral kKernelAttr = "dlc.kernel";
 /// The attribute holding a kernel's workgroup grid (x, y, z).
 constexpr llvm::StringLiteral kGridAttr = "dlc.grid";
+/// The attribute holding the bytes of scratch a CPU kernel takes as its
+/// last argument (dlc-cpu-scratch); absent: the kernel takes none.
+constexpr llvm::StringLiteral kScratchSizeAttr = "dlc.scratch_size";
 /// The attribute holding a kernel's threads per workgroup (x, y, z).
 constexpr llvm::StringLiteral kWorkgroupSizeAttr = "dlc.workgroup_size";
 

@@ -279,6 +279,22 @@ def WidenNarrowInt : Pass<"dlc-widen-narrow-int", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def CPUScratch : Pass<"dlc-cpu-scratch", "mlir::ModuleOp"> {
+  let summary = "CPU kernels: heap temporaries in a per-thread scratch buffer";
+  let description = [{
+    Replaces every `memref.alloc` of a bufferized `dlc.kernel` function
+    with a `memref.view` into a new last argument, the scratch buffer
+    (`memref<Nxi8>`), and drops the deallocations. Offsets are static:
+    program order, 64-byte aligned, the branches of an `scf.if` sharing
+    theirs, a loop body reusing its own every iteration (a temporary
+    yielded out of a loop iteration is an error). The kernel's scratch
+    size N is recorded as the `dlc.scratch_size` attribute; kernels
+    without heap temporaries are left alone.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {
   let summary = "CPU kernels: run workgroups [begin, end) of the grid";
   let description = [{
@@ -297,8 +313,11 @@ def CPUKernelEntry : Pass<"dlc-cpu-kernel-entry", "mlir::ModuleOp"> {
   let description = [{
     Runs on the LLVM dialect. For each kernel `@k` (lowered with the bare
     pointer calling convention), renames it `@k.impl` with internal linkage
-    and adds `void @k(void *const *bindings, uint32_t begin, uint32_t end)`,
-    the `dlcx_cpu_kernel_fn` of runtime/include/dlc/artifact_format.h.
+    and adds `void @k(void *const *bindings, uint32_t begin, uint32_t end,
+    void *scratch)`, the `dlcx_cpu_kernel_fn` of
+    runtime/include/dlc/artifact_format.h. `scratch` is passed on to
+    kernels with a `dlc.scratch_size` (their last parameter), ignored by
+    the others.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

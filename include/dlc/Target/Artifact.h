@@ -52,6 +52,7 @@ struct ArtifactStats {
   uint64_t constantBytes = 0;
   uint64_t codeBytes = 0;
   uint64_t fileBytes = 0;
+  uint64_t scratchBytes = 0; ///< CPU: per thread
 };
 
 /// Writes the artifact for `hostModule` (whose `main` function launches the

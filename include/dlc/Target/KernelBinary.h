@@ -23,6 +23,7 @@ struct KernelInfo {
   uint32_t codeFormat = 0; ///< dlcx_code_format_t
   uint64_t codeOffset = 0; ///< into KernelBinary::code
   uint64_t codeSize = 0;
+  uint64_t scratchSize = 0; ///< CPU: bytes of per-thread scratch it takes
 };
 
 /// The code of all kernels of a model for one target.

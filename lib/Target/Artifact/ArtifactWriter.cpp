@@ -388,6 +388,13 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   model.output_count = ret.getNumOperands();
   if (auto n = module->getAttrOfType<IntegerAttr>("dlc.onnx.node_count"))
     model.onnx_node_count = n.getInt();
+  uint64_t scratch = 0;
+  for (const KernelInfo &k : binary.kernels)
+    scratch = std::max(scratch, k.scratchSize);
+  if (scratch > UINT32_MAX)
+    return emitError(main->getLoc(), "a kernel needs ")
+           << scratch << " bytes of scratch per thread, more than 4 GiB";
+  model.cpu_scratch_size = static_cast<uint32_t>(scratch);
 
   // Sections, each aligned; the constants go last so that growing weights
   // do not move the tables.
@@ -465,6 +472,7 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     stats->constantBytes = constants.size();
     stats->codeBytes = binary.code.size();
     stats->fileBytes = file.size();
+    stats->scratchBytes = model.cpu_scratch_size;
   }
   return success();
 }

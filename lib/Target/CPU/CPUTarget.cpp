@@ -185,6 +185,7 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
       std::string("dlc-legalize-math{native-roundeven=") +
       (hasNativeRoundEven(*tm) ? "true" : "false") +
       " expand-num-min-max=" + (armv7 ? "true" : "false") + "}";
+  lower.addPass(createCPUScratch());
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +
               ", convert-math-to-funcs, canonicalize, cse, "
@@ -204,6 +205,12 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
       f.setPublic();
   if (failed(lower.run(module)))
     return failure();
+
+  // What dlc-cpu-scratch recorded survives on the lowered kernels.
+  for (KernelInfo &k : out.kernels)
+    if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(k.name + ".impl"))
+      if (auto size = f->getAttrOfType<IntegerAttr>(kScratchSizeAttr))
+        k.scratchSize = size.getInt();
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -28,7 +28,7 @@ extern "C" {
 
 #define DLCX_MAGIC 0x58434c44u /* "DLCX" read as a little-endian u32 */
 #define DLCX_VERSION_MAJOR 1u
-#define DLCX_VERSION_MINOR 0u
+#define DLCX_VERSION_MINOR 1u
 #define DLCX_ALIGNMENT 64u
 #define DLCX_MAX_RANK 8u
 #define DLCX_NO_INDEX 0xffffffffu
@@ -139,7 +139,9 @@ typedef struct dlcx_model_t {
   uint32_t input_count;       /* first entries of the IO section */
   uint32_t output_count;      /* next entries of the IO section */
   uint32_t onnx_node_count;   /* nodes in the source model (for statistics) */
-  uint32_t reserved;
+  /* Since 1.1: bytes of scratch each thread running CPU kernels hands them
+   * (their heap temporaries); 0 for GPU targets and in 1.0 artifacts. */
+  uint32_t cpu_scratch_size;
 } dlcx_model_t;
 
 typedef struct dlcx_tensor_t {
@@ -181,9 +183,12 @@ typedef struct dlcx_launch_t {
  * address of the launch's i-th buffer (arena or constant). The kernel runs
  * workgroups [begin, end) of the launch grid, numbered x-fastest:
  * id = x + grid[0] * (y + grid[1] * z). The runtime may split [0, total)
- * across threads in any way; kernels must not depend on the split. */
+ * across threads in any way; kernels must not depend on the split.
+ * `scratch` is the calling thread's own model.cpu_scratch_size bytes,
+ * DLCX_ALIGNMENT-aligned, whose contents the kernel does not expect to
+ * keep between calls (NULL when the size is 0). */
 typedef void (*dlcx_cpu_kernel_fn)(void *const *bindings, uint32_t begin,
-                                   uint32_t end);
+                                   uint32_t end, void *scratch);
 
 /* The integrity hash of the artifact. Per little-endian 8-byte word w (a
  * trailing partial word is zero-padded): h = ((h ^ w) * P); h ^= h >> 32,

@@ -84,6 +84,8 @@ typedef struct dlc_cpu_session_t {
   dlc_cpu_pool_t *pool;      /* NULL: run on the calling thread */
   dlc_cpu_cursor_t *cursors; /* [launch][thread], with a pool */
   uint32_t thread_count;     /* of the pool */
+  uint8_t *scratch;          /* per thread: scratch_stride bytes; or NULL */
+  size_t scratch_stride;
 } dlc_cpu_session_t;
 
 static uint64_t dlc_cpu_now_ns(void) {
@@ -265,6 +267,7 @@ static void dlc_cpu_session_destroy(void *session_ptr) {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
   dlc_cpu_pool_destroy(session->pool);
 #endif
+  allocator->free(allocator->self, session->scratch);
   allocator->free(allocator->self, session->cursors);
   allocator->free(allocator->self, session->timings);
   allocator->free(allocator->self, session->launches);
@@ -356,6 +359,23 @@ static dlc_status_t dlc_cpu_session_create(void *model_ptr,
 #else
   (void)threads;
 #endif
+  /* Each thread's own scratch for the kernels' temporaries, in whole
+   * cache lines so that no two threads share one. */
+  if (a->model->cpu_scratch_size) {
+    uint32_t count = session->thread_count ? session->thread_count : 1;
+    session->scratch_stride =
+        ((size_t)a->model->cpu_scratch_size + DLCX_ALIGNMENT - 1) /
+        DLCX_ALIGNMENT * DLCX_ALIGNMENT;
+    session->scratch = (uint8_t *)dlc_cpu_alloc(
+        allocator, count, session->scratch_stride, DLCX_ALIGNMENT);
+    if (!session->scratch) {
+      dlc_cpu_session_destroy(session);
+      return dlc_message_set(message, DLC_ERROR_OUT_OF_MEMORY,
+                             "cannot allocate the CPU session's scratch "
+                             "(%" PRIu32 " threads x %" PRIu32 " bytes)",
+                             count, a->model->cpu_scratch_size);
+    }
+  }
   *out_session = session;
   return DLC_OK;
 }
@@ -385,7 +405,8 @@ static dlc_status_t dlc_cpu_get_output(void *session_ptr,
 /* Runs the workgroups still left in thread `owner`'s range of launch `l`
  * (cursor `c`), one at a time, and returns how many this thread ran. */
 static uint32_t dlc_cpu_take(const dlc_cpu_launch_t *l, dlc_cpu_cursor_t *c,
-                             uint32_t owner, uint32_t thread_count) {
+                             uint32_t owner, uint32_t thread_count,
+                             void *scratch) {
   uint32_t begin = (uint32_t)((uint64_t)l->total * owner / thread_count);
   uint32_t end = (uint32_t)((uint64_t)l->total * (owner + 1) / thread_count);
   uint32_t ran = 0;
@@ -393,7 +414,7 @@ static uint32_t dlc_cpu_take(const dlc_cpu_launch_t *l, dlc_cpu_cursor_t *c,
     uint32_t w = begin + __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED);
     if (w >= end)
       break;
-    l->fn(l->bindings, w, w + 1);
+    l->fn(l->bindings, w, w + 1, scratch);
     ++ran;
   }
   return ran;
@@ -406,13 +427,16 @@ static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
                             uint32_t thread_count) {
   dlc_cpu_session_t *session = (dlc_cpu_session_t *)arg;
   dlc_kernel_timing_t *timings = thread_index == 0 ? session->timings : NULL;
+  void *scratch = session->scratch ? session->scratch +
+                                         session->scratch_stride * thread_index
+                                   : NULL;
   uint32_t i;
   for (i = 0; i < session->launch_count; ++i) {
     dlc_cpu_launch_t *l = &session->launches[i];
     uint64_t start = timings ? dlc_cpu_now_ns() : 0;
     if (thread_count == 1) {
       if (l->total)
-        l->fn(l->bindings, 0, l->total);
+        l->fn(l->bindings, 0, l->total, scratch);
     } else {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
       dlc_cpu_cursor_t *cursors = session->cursors + (size_t)i * thread_count;
@@ -420,7 +444,7 @@ static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
       /* Its own range first, then the others', from the next thread on. */
       for (k = 0; k < thread_count; ++k) {
         uint32_t owner = (thread_index + k) % thread_count;
-        ran += dlc_cpu_take(l, &cursors[owner], owner, thread_count);
+        ran += dlc_cpu_take(l, &cursors[owner], owner, thread_count, scratch);
       }
       if (ran)
         __atomic_add_fetch(&l->done, ran, __ATOMIC_RELEASE);
