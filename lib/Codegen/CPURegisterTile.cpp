@@ -762,9 +762,12 @@ struct CPURegisterTilePass
         auto aOf = [&](int64_t j) { return avec[k.rowsInA ? i * n + j : j]; };
         if (pooling) {
           for (int64_t j = 0; j < n; ++j)
+            // A window's maximum does not tell -0 from +0 (either is
+            // the value); without that, x86 needs half the instructions.
             next.push_back(k.combine == Contraction::Combine::Max
                                ? Value(arith::MaximumFOp::create(
-                                     in, loc, carried[i * n + j], aOf(j)))
+                                     in, loc, carried[i * n + j], aOf(j),
+                                     arith::FastMathFlags::nsz))
                                : Value(arith::AddFOp::create(
                                      in, loc, carried[i * n + j], aOf(j))));
           continue;
