@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -131,6 +132,11 @@ LogicalResult useScratch(func::FuncOp kernel) {
   Value scratch = entry.addArgument(scratchType, kernel.getLoc());
   kernel.setType(b.getFunctionType(entry.getArgumentTypes(),
                                    kernel.getFunctionType().getResults()));
+  // The scratch is the thread's own: nothing else the kernel reads or
+  // writes aliases it. LLVM needs to know that to vectorize the copies
+  // into it (of a convolution's input rows, for example).
+  kernel.setArgAttr(entry.getNumArguments() - 1,
+                    LLVM::LLVMDialect::getNoAliasAttrName(), b.getUnitAttr());
   for (memref::AllocOp a : allocs) {
     b.setInsertionPoint(a);
     Value offset = arith::ConstantIndexOp::create(b, a.getLoc(), offsets[a]);
