@@ -108,13 +108,28 @@ func.func @depthwise(%in: memref<4x8x22xf32>, %w: memref<4x3x3xf32>, %out: memre
 
 // -----
 
-// Stride 2: each input vector is the even elements of two loads (the
-// second masked to the offsets actually needed), picked by a shuffle.
+// Stride 2 with a filter 3 taps wide, rows in the filter: the input's even
+// and odd columns are split once, into (4, 2, 17), two vectors in and a
+// shuffle for each phase out, the last step masked to the 33rd column
+// (an even one: the odd phase has none left); every input vector of the
+// multiply-adds is then one load from a phase, column 2w + kw being
+// column w + kw / 2 of phase kw % 2.
 // CHECK-LABEL: func.func @strided
-// CHECK: %[[LO:.*]] = vector.load %{{.*}} : memref<4x33xf32>, vector<8xf32>
-// CHECK: %[[M:.*]] = vector.create_mask %c7
-// CHECK: %[[HI:.*]] = vector.maskedload %{{.*}}, %[[M]]
-// CHECK: vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x2x17xf32>
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %c4
+// CHECK:   scf.for %[[Q:.*]] = %{{.*}} to %c16{{.*}} step %c8
+// CHECK:     %[[LO:.*]] = vector.load %{{.*}}[%[[C]], %{{.*}}] : memref<4x33xf32>, vector<8xf32>
+// CHECK:     %[[HI:.*]] = vector.load %{{.*}}[%[[C]], %{{.*}}] : memref<4x33xf32>, vector<8xf32>
+// CHECK:     %[[EVEN:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK:     vector.store %[[EVEN]], %[[P]][%[[C]], %{{.*}}, %[[Q]]]
+// CHECK:     %[[ODD:.*]] = vector.shuffle %[[LO]], %[[HI]] [1, 3, 5, 7, 9, 11, 13, 15]
+// CHECK:     vector.store %[[ODD]], %[[P]][%[[C]], %{{.*}}, %[[Q]]]
+// CHECK:   vector.maskedload %{{.*}} : memref<4x33xf32>
+// CHECK:   vector.maskedstore %[[P]]
+// CHECK-NOT: vector.maskedstore %[[P]]
+// CHECK: vector.load %[[P]]
+// CHECK-NOT: vector.shuffle
+// CHECK: memref.dealloc %[[P]]
 #sin = affine_map<(f, w, c, kw) -> (c, w * 2 + kw)>
 #sw = affine_map<(f, w, c, kw) -> (f, c, kw)>
 #sout = affine_map<(f, w, c, kw) -> (f, w)>
