@@ -216,3 +216,76 @@ func.func @heavy_producer_wins(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %s: te
   } -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// x * sigmoid(x) after a matmul (SiLU as exporters write it): x has two
+// users, the sigmoid and the multiply, and the sigmoid's only user is the
+// multiply, so both join the matmul's kernel; only the product leaves it.
+// CHECK-LABEL: func @silu_epilogue
+// CHECK: %[[D:.*]] = dlc.dispatch
+// CHECK:   linalg.matmul
+// CHECK:   math.exp
+// CHECK:   arith.mulf
+// CHECK:   dlc.yield
+// CHECK-NOT: dlc.dispatch
+// CHECK: return %[[D]]
+func.func @silu_epilogue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %sig = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    %x1 = math.exp %n : f32
+    %d = arith.addf %x1, %one : f32
+    %s = arith.divf %one, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %silu = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %sig : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    linalg.yield %p : f32
+  } -> tensor<4x16xf32>
+  return %silu : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The same shape, but the sigmoid is also a result of the function: it
+// leaves for elsewhere, so nothing joins the matmul, and the sigmoid and
+// the multiply are kernels of their own.
+// CHECK-LABEL: func @side_used_elsewhere
+// CHECK: dlc.dispatch
+// CHECK:   linalg.matmul
+// CHECK-NOT: math.exp
+// CHECK:   dlc.yield
+// CHECK: dlc.dispatch
+// CHECK: dlc.dispatch
+func.func @side_used_elsewhere(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %sig = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    %x1 = math.exp %n : f32
+    %d = arith.addf %x1, %one : f32
+    %s = arith.divf %one, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  %silu = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%m, %sig : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    linalg.yield %p : f32
+  } -> tensor<4x16xf32>
+  return %silu, %sig : tensor<4x16xf32>, tensor<4x16xf32>
+}

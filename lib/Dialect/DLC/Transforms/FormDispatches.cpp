@@ -150,6 +150,11 @@ private:
   bool inGroup(Operation *op) { return groupIndex.count(op); }
   /// True when every use of every result of `op` is inside `g`.
   bool usesOnlyIn(Operation *op, unsigned g);
+  /// The groups through which every use of `producer`'s result other than
+  /// `op`'s own reaches `op`: elementwise groups whose output only `op`
+  /// uses (the sigmoid of x * sigmoid(x)). None when a use goes elsewhere.
+  std::optional<SmallVector<unsigned>> sideGroups(Operation *producer,
+                                                  Operation *op);
   /// Moves all ops of group `from` into group `to`.
   void merge(unsigned from, unsigned to, bool fromIsProducer);
   LogicalResult buildRegion(Group &g);
@@ -168,6 +173,35 @@ bool DispatchFormer::usesOnlyIn(Operation *op, unsigned g) {
     any = true;
   }
   return any;
+}
+
+std::optional<SmallVector<unsigned>>
+DispatchFormer::sideGroups(Operation *producer, Operation *op) {
+  SmallVector<unsigned> sides;
+  unsigned self = groupIndex.lookup(producer);
+  for (OpOperand &use : producer->getResult(0).getUses()) {
+    Operation *user = use.getOwner();
+    if (user == op)
+      continue;
+    if (!inGroup(user) || !isElementwise(user))
+      return std::nullopt;
+    unsigned g = groupIndex.lookup(user);
+    Group &side = groups[g];
+    if (g == self || !side.alive || side.hasHeavy ||
+        !llvm::all_of(side.ops, [](Operation *o) { return isElementwise(o); }))
+      return std::nullopt;
+    Operation *out = side.output;
+    if (out->getNumResults() != 1 ||
+        !llvm::all_of(out->getUsers(), [&](Operation *u) { return u == op; }))
+      return std::nullopt;
+    if (!readsWithoutDivision(
+            cast<linalg::LinalgOp>(user).getMatchingIndexingMap(&use),
+            use.get().getType()))
+      return std::nullopt;
+    if (!llvm::is_contained(sides, g))
+      sides.push_back(g);
+  }
+  return sides;
 }
 
 void DispatchFormer::merge(unsigned from, unsigned to, bool fromIsProducer) {
@@ -226,7 +260,10 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
       continue;
     // Prefer a heavy producer, then the one defined last: the others are
     // plain inputs or join through the prologue rule.
+    // A producer whose result `op` also reads through other elementwise
+    // groups (x * sigmoid(x), x * relu6(x + 3) / 6) takes those groups too.
     Operation *best = nullptr;
+    SmallVector<unsigned> bestSides;
     for (OpOperand &use : op->getOpOperands()) {
       Operation *producer = use.get().getDefiningOp();
       if (!producer || !inGroup(producer) || !fusable(producer))
@@ -236,8 +273,10 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
               use.get().getType()))
         continue;
       Group &pg = groupOf(producer);
-      if (pg.output != producer || producer->getNumResults() != 1 ||
-          !producer->getResult(0).hasOneUse())
+      if (pg.output != producer || producer->getNumResults() != 1)
+        continue;
+      std::optional<SmallVector<unsigned>> sides = sideGroups(producer, op);
+      if (!sides)
         continue;
       // A heavy producer (conv, matmul) wins over cheap ones, which then
       // join as prologue (per-channel BatchNorm parameters computed at
@@ -245,11 +284,17 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
       auto rank = [&](Operation *o) {
         return std::make_pair(groupOf(o).hasHeavy, position[o]);
       };
-      if (!best || rank(producer) > rank(best))
+      if (!best || rank(producer) > rank(best)) {
         best = producer;
+        bestSides = *sides;
+      }
     }
-    if (best)
-      merge(self, groupIndex.lookup(best), /*fromIsProducer=*/false);
+    if (best) {
+      unsigned target = groupIndex.lookup(best);
+      for (unsigned side : bestSides)
+        merge(side, target, /*fromIsProducer=*/true);
+      merge(self, target, /*fromIsProducer=*/false);
+    }
   }
 
   // 2. Prologue fusion of cheap ops, in reverse so chains grow backward.
