@@ -5,10 +5,12 @@ For each model and target: dlc-compile (with the manifest's --input-shape
 pins and --stats), deterministic inputs as .npy, ONNX Runtime reference
 outputs (CPUExecutionProvider, graph optimizations off so every node runs as
 written), then dlc-run with --expect on every output at the model's
-tolerances. cuda targets are compiled only (dlc-compile assembles PTX with
-ptxas when it is installed); --bundle DIR packs them, with inputs and
-references, for scripts/bundle_run.py on a machine with the GPU. Prints one row per model and target and, for
-every failure, the commands that reproduce it. Exits 1 when anything fails.
+tolerances. cuda targets and cpu:<triple> targets of another architecture
+are compiled only (dlc-compile assembles PTX with ptxas when it is
+installed); --bundle DIR packs them, with inputs and references, for
+scripts/bundle_run.py on the machine that runs them (the GPU's, the board,
+or QEMU). Prints one row per model and target and, for every failure, the
+commands that reproduce it. Exits 1 when anything fails.
 
   scripts/zoo/check.py --build build
   scripts/zoo/check.py --build build --targets cpu,vulkan,cuda:sm_87
@@ -23,6 +25,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -210,6 +213,14 @@ def check_one(args, tools, entry, target, inputs, refs):
     if target.startswith("cuda"):
         res.update(status="compiled", detail="compile only (no CUDA run)" +
                    ("; in the bundle" if args.bundle else ""))
+        return res
+    if (target.startswith("cpu:")
+            and target[4:].split("-")[0] != platform.machine()):
+        # Another architecture's code: it runs on the board, or from the
+        # bundle under QEMU (docs/devices.md).
+        res.update(status="compiled", detail="compile only (another "
+                   "architecture)" + ("; in the bundle" if args.bundle
+                                      else ""))
         return res
     if target.startswith("vulkan"):
         problem = validate_spirv(args, dlc_compile, ccmd, tdir)
