@@ -9,8 +9,17 @@ the bundle. node_tests.py and zoo/check.py write bundles with `--bundle`.
 
 import json
 import os
+import platform
 import shutil
 import threading
+
+
+def runs_here(target):
+    """Whether this machine runs `target`'s artifacts: not a CPU triple of
+    another architecture (those run where they belong, from a bundle)."""
+    if not target.startswith("cpu:"):
+        return True
+    return target[4:].split("-")[0] == platform.machine()
 
 
 class Bundle:

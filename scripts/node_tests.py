@@ -20,7 +20,6 @@ import collections
 import concurrent.futures
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -29,6 +28,9 @@ import tempfile
 import time
 
 import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bundle  # noqa: E402
 
 # The operators the frontend issue lists, by family (docs/conformance.md
 # reports per family; the denominator is the node tests whose operators
@@ -89,14 +91,6 @@ def test_family(ops):
     return None
 
 
-def runs_here(target):
-    """Whether this machine runs `target`'s artifacts: not a CPU triple of
-    another architecture (those run where they belong, from a bundle)."""
-    if not target.startswith("cpu:"):
-        return True
-    return target[4:].split("-")[0] == platform.machine()
-
-
 def run_one(args, name, target, workdir):
     path = os.path.join(args.data_dir, name)
     data = os.path.join(path, "test_data_set_0")
@@ -154,7 +148,7 @@ def run_one(args, name, target, workdir):
                         run_expects, tolerances)
     if target.startswith("cuda"):
         return "pass", "compiled (PTX assembled by ptxas in dlc-compile)"
-    if not runs_here(target):
+    if not bundle.runs_here(target):
         return "pass", "compiled for another machine (run it with --bundle)"
     run_cmd = [args.dlc_run, artifact] + tolerances + ["--threads", "1"]
     for _, f in run_inputs:
@@ -334,8 +328,6 @@ def main():
                     "scripts/bundle_run.py (a GPU or a board)")
     args = ap.parse_args()
     if args.bundle:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import bundle
         args.bundle = bundle.Bundle(args.bundle)
     args.dlc_compile = os.path.join(args.build, "bin", "dlc-compile")
     args.dlc_run = os.path.join(args.build, "bin", "dlc-run")

@@ -20,9 +20,10 @@ LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
   // Parameters: one pointer per buffer, begin and end, then the scratch
   // pointer when dlc-cpu-scratch gave the kernel one.
   bool scratch = impl->hasAttr(dlc::kScratchSizeAttr);
-  unsigned numBuffers = numParams - 2 - (scratch ? 1 : 0);
-  if (numParams < 2u + (scratch ? 1u : 0u))
+  unsigned trailing = scratch ? 3 : 2;
+  if (numParams < trailing)
     return impl.emitError("kernel has no workgroup range parameters");
+  unsigned numBuffers = numParams - trailing;
   for (unsigned i = 0; i < numParams; ++i) {
     bool range = i == numBuffers || i == numBuffers + 1;
     if (!range && !isa<LLVM::LLVMPointerType>(implType.getParamType(i)))

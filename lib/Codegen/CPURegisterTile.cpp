@@ -894,35 +894,39 @@ struct CPURegisterTilePass
       SmallVector<Value> lead;
       for (int64_t e : shape.drop_back())
         lead.push_back(loop(copy, 0, e, 1));
-      // Two vectors of a row in, their even and their odd elements out;
-      // the last step masked to the row's end.
+      // Two vectors of a row in, their even and their odd elements out.
+      // Whole steps while both vectors lie inside the row (`tail` unset);
+      // the last step, from column pair `tail` on, masked to the row's end.
       int64_t evens = (w + 1) / 2, odds = w / 2;
-      auto step = [&](OpBuilder &bb, Value q0, int64_t valid) {
+      int64_t whole = odds / lanes * lanes;
+      auto step = [&](OpBuilder &bb, Value q0, std::optional<int64_t> tail) {
         auto maskOf = [&](int64_t count) -> Value {
-          if (count >= lanes)
-            return Value();
           return vector::CreateMaskOp::create(
               bb, loc, VectorType::get({lanes}, bb.getI1Type()),
-              ValueRange{cst(bb, std::max<int64_t>(count, 0))});
+              ValueRange{cst(bb, count)});
         };
         Value pad = arith::ConstantOp::create(
             bb, loc, DenseElementsAttr::get(vecType, bb.getF32FloatAttr(0)));
         Value c0 = arith::MulIOp::create(bb, loc, q0, cst(bb, 2));
         SmallVector<Value> halves;
         for (int64_t h = 0; h < 2; ++h) {
-          SmallVector<Value> at(lead);
-          at.push_back(arith::AddIOp::create(bb, loc, c0, cst(bb, h * lanes)));
-          Value m = valid < 0 ? Value() : maskOf(valid - h * lanes);
-          if (valid >= 0 && valid - h * lanes <= 0) {
+          int64_t left = tail ? w - 2 * *tail - h * lanes : lanes;
+          if (left <= 0) {
             halves.push_back(pad); // past the row's end
             continue;
           }
+          SmallVector<Value> at(lead);
+          at.push_back(arith::AddIOp::create(bb, loc, c0, cst(bb, h * lanes)));
           halves.push_back(
-              m ? Value(vector::MaskedLoadOp::create(bb, loc, vecType, a, at, m,
-                                                     pad))
-                : Value(vector::LoadOp::create(bb, loc, vecType, a, at)));
+              left < lanes
+                  ? Value(vector::MaskedLoadOp::create(bb, loc, vecType, a, at,
+                                                       maskOf(left), pad))
+                  : Value(vector::LoadOp::create(bb, loc, vecType, a, at)));
         }
         for (int64_t phase = 0; phase < 2; ++phase) {
+          int64_t left = tail ? (phase == 0 ? evens : odds) - *tail : lanes;
+          if (left <= 0)
+            continue; // this phase has no columns left
           SmallVector<int64_t> pick;
           for (int64_t t = 0; t < lanes; ++t)
             pick.push_back(2 * t + phase);
@@ -930,28 +934,18 @@ struct CPURegisterTilePass
               vector::ShuffleOp::create(bb, loc, halves[0], halves[1], pick);
           SmallVector<Value> to(lead);
           to.append({cst(bb, phase), q0});
-          int64_t count = phase == 0 ? evens : odds;
-          Value m;
-          if (valid >= 0) {
-            std::optional<int64_t> q = getConstantIntValue(q0);
-            if (count - (q ? *q : 0) <= 0)
-              continue; // this phase has no columns left
-            m = maskOf(count - (q ? *q : 0));
-          }
-          if (m)
-            vector::MaskedStoreOp::create(bb, loc, phases, to, m, v);
+          if (left < lanes)
+            vector::MaskedStoreOp::create(bb, loc, phases, to, maskOf(left), v);
           else
             vector::StoreOp::create(bb, loc, v, phases, to);
         }
       };
-      // Whole steps while both vectors lie inside the row, then the rest.
-      int64_t whole = odds / lanes * lanes;
       if (whole > 0) {
         OpBuilder in = copy;
-        step(in, loop(in, 0, whole, lanes), -1);
+        step(in, loop(in, 0, whole, lanes), std::nullopt);
       }
       if (whole < evens)
-        step(copy, cst(copy, whole), w - 2 * whole);
+        step(copy, cst(copy, whole), whole);
     }
 
     OpBuilder start = rewriter;

@@ -25,7 +25,6 @@ import collections
 import concurrent.futures
 import json
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -40,6 +39,9 @@ import numpy as np  # noqa: E402
 
 import common  # noqa: E402
 import models  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import bundle  # noqa: E402
 
 
 STATUS_OK = ("pass", "compiled")
@@ -214,8 +216,7 @@ def check_one(args, tools, entry, target, inputs, refs):
         res.update(status="compiled", detail="compile only (no CUDA run)" +
                    ("; in the bundle" if args.bundle else ""))
         return res
-    if (target.startswith("cpu:")
-            and target[4:].split("-")[0] != platform.machine()):
+    if not bundle.runs_here(target):
         # Another architecture's code: it runs on the board, or from the
         # bundle under QEMU (docs/devices.md).
         res.update(status="compiled", detail="compile only (another "
@@ -418,9 +419,6 @@ def main():
         return 0
     tools = common.find_tools(args)
     if args.bundle:
-        sys.path.insert(0, os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))))
-        import bundle
         args.bundle = bundle.Bundle(args.bundle)
     targets = [t for t in args.targets.split(",") if t]
 

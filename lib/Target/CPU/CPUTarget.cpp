@@ -190,8 +190,7 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
           "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +
               ", convert-math-to-funcs, canonicalize, cse, "
               "convert-scf-to-cf, expand-strided-metadata, lower-affine, "
-              "convert-vector-to-llvm, "
-              "finalize-memref-to-llvm{use-aligned-alloc=1}, "
+              "convert-vector-to-llvm, finalize-memref-to-llvm, "
               "convert-math-to-llvm, "
               "convert-arith-to-llvm, convert-index-to-llvm, "
               "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "

@@ -183,7 +183,7 @@ DispatchFormer::sideGroups(Operation *producer, Operation *op) {
     Operation *user = use.getOwner();
     if (user == op)
       continue;
-    if (!inGroup(user) || !isElementwise(user))
+    if (!inGroup(user))
       return std::nullopt;
     unsigned g = groupIndex.lookup(user);
     Group &side = groups[g];
