@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -130,6 +131,9 @@ struct TilingPlan {
   SmallVector<int64_t> threadTiles;
   SmallVector<int64_t> grid;          ///< in loop order (x last)
   SmallVector<int64_t> workgroupSize; ///< x, y, z
+  /// GPUs: the loop spread over workgroups only whose iterations each
+  /// thread takes several of.
+  std::optional<unsigned> registerLoop;
 };
 
 /// The work of a kernel in units of root-op iterations: the root's, its
@@ -318,43 +322,196 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   return plan;
 }
 
-/// GPUs: one thread per element of the innermost (x) and next (y) parallel
-/// loops, up to `maxThreads` per workgroup; a third loop (z) is spread over
-/// workgroups only. Other loops run inside each thread.
-TilingPlan planGPU(ArrayRef<utils::IteratorType> iterators,
-                   ArrayRef<int64_t> extents,
-                   const llvm::SmallBitVector &reduced, int64_t maxThreads) {
+/// The root loops planGPU distributes: x, y, z.
+SmallVector<unsigned> gpuLoops(ArrayRef<utils::IteratorType> iterators,
+                               ArrayRef<int64_t> extents,
+                               const llvm::SmallBitVector &reduced) {
+  SmallVector<unsigned> dims;
+  for (int i = static_cast<int>(iterators.size()) - 1;
+       i >= 0 && dims.size() < 3; --i)
+    if (iterators[i] == utils::IteratorType::parallel && !reduced.test(i) &&
+        extents[i] > 1)
+      dims.push_back(i);
+  return dims;
+}
+
+/// GPUs: threads along the innermost (x) and next (y) parallel loops, up
+/// to `maxThreads` per workgroup; a third loop (z) is spread over
+/// workgroups only. Other loops run inside each thread. Each thread takes
+/// `tx` consecutive iterations of x and `tw` of the first loop spread over
+/// workgroups only (z, or y when it gets one thread): its register tile
+/// (dlc-gpu-register-tile). Returns no plan when those do not divide.
+std::optional<TilingPlan> planGPU(ArrayRef<utils::IteratorType> iterators,
+                                  ArrayRef<int64_t> extents,
+                                  const llvm::SmallBitVector &reduced,
+                                  int64_t maxThreads, int64_t tx = 1,
+                                  int64_t tw = 1) {
   TilingPlan plan;
   unsigned n = iterators.size();
   plan.workgroupTiles.assign(n, 0);
   plan.threadTiles.assign(n, 0);
   plan.workgroupSize = {1, 1, 1};
-  SmallVector<unsigned> dims; // x, y, z
-  for (int i = n - 1; i >= 0 && dims.size() < 3; --i)
-    if (iterators[i] == utils::IteratorType::parallel && !reduced.test(i) &&
-        extents[i] > 1)
-      dims.push_back(i);
+  SmallVector<unsigned> dims = gpuLoops(iterators, extents, reduced);
   int64_t threadsLeft = maxThreads;
   // Thread loops are mapped x, y, z in order over the dims that have more
   // than one thread, so the workgroup size lists only those.
   unsigned slot = 0;
+  bool tiledW = tw == 1;
   for (auto [k, d] : llvm::enumerate(dims)) {
+    int64_t perThread = k == 0 ? tx : 1;
+    if (extents[d] % perThread != 0)
+      return std::nullopt;
     int64_t threads = 1;
     if (k < 2)
-      threads = largestDivisorAtMost(extents[d],
+      threads = largestDivisorAtMost(extents[d] / perThread,
                                      k == 0 ? std::min<int64_t>(64, threadsLeft)
                                             : threadsLeft);
+    if (threads == 1 && k > 0 && !tiledW) {
+      if (extents[d] % tw != 0)
+        return std::nullopt;
+      perThread = tw;
+      tiledW = true;
+      plan.registerLoop = d;
+    }
     threadsLeft /= threads;
-    plan.workgroupTiles[d] = threads;
+    plan.workgroupTiles[d] = threads * perThread;
     if (threads > 1) {
-      plan.threadTiles[d] = 1;
+      plan.threadTiles[d] = perThread;
       plan.workgroupSize[slot++] = threads;
     }
   }
+  if (!tiledW)
+    return std::nullopt;
   for (unsigned i = 0; i < n; ++i)
     if (plan.workgroupTiles[i])
       plan.grid.push_back(extents[i] / plan.workgroupTiles[i]);
   return plan;
+}
+
+/// The kernel's convolution with a filter window (not 1x1) and at least
+/// kMinReduction multiply-adds per output and, for each root loop, whether a
+/// thread taking several of its iterations reuses elements it loads: some input
+/// of the convolution does not depend on the loop that writes that root loop's
+/// output dim (output channels reuse the image, columns the filter; a depthwise
+/// convolution's channels nothing).
+/// Assumes the root writes the contraction's output shape with an
+/// identity map (its epilogue); else no loop reuses.
+llvm::SmallBitVector reusingLoops(func::FuncOp kernel, TilingInterface root,
+                                  unsigned numLoops) {
+  llvm::SmallBitVector reuse(numLoops);
+  auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+  // Measured on an H200 (docs/benchmarks.md): register tiles paid off for
+  // convolutions with a filter window and long reductions; matrix
+  // products (whose threads then read the right operand's rows with
+  // gaps), 1x1 convolutions (matrix products too) and short reductions (a
+  // depthwise 3x3) got slower.
+  constexpr int64_t kMinReduction = 64;
+  auto isContraction = [](linalg::LinalgOp op) {
+    if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() < 2 ||
+        op.getNumDpsInits() != 1 || !linalg::isaConvolutionOpInterface(op))
+      return false;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    AffineMap image = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+    int64_t steps = 1;
+    bool window = false;
+    for (unsigned d = 0; d < ranges.size(); ++d) {
+      if (iterators[d] != utils::IteratorType::reduction)
+        continue;
+      steps *= ShapedType::isDynamic(ranges[d]) ? 1 : ranges[d];
+      if (ranges[d] <= 1)
+        continue;
+      // A filter tap: a reduction loop of more than one step that the
+      // image reads together with an output loop (oh + kh).
+      for (AffineExpr e : image.getResults())
+        for (unsigned p = 0; p < ranges.size(); ++p)
+          window |= iterators[p] == utils::IteratorType::parallel &&
+                    e.isFunctionOfDim(d) && e.isFunctionOfDim(p);
+    }
+    return window && steps >= kMinReduction;
+  };
+  if (!rootOp || rootOp.getNumDpsInits() != 1)
+    return reuse;
+  // The contraction is the root: its own loops.
+  if (isContraction(rootOp)) {
+    for (unsigned d = 0; d < numLoops; ++d)
+      for (OpOperand *input : rootOp.getDpsInputOperands())
+        if (rootOp.getIteratorTypesArray()[d] ==
+                utils::IteratorType::parallel &&
+            !rootOp.getMatchingIndexingMap(input).isFunctionOfDim(d))
+          reuse.set(d);
+    return reuse;
+  }
+  if (!rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0)).isIdentity())
+    return reuse;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (!isContraction(op))
+      return;
+    AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (out.getNumResults() != numLoops)
+      return;
+    for (auto [r, e] : llvm::enumerate(out.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim)
+        continue;
+      for (OpOperand *input : op.getDpsInputOperands())
+        if (!op.getMatchingIndexingMap(input).isFunctionOfDim(
+                dim.getPosition()))
+          reuse.set(r);
+    }
+  });
+  return reuse;
+}
+
+/// GPUs with a contraction in the kernel: the plan whose threads take the
+/// most outputs each (at most kMaxTile) along loops that reuse loaded
+/// elements, while the grid keeps at least kMinWorkgroups workgroups (or
+/// what one output per thread gives, if fewer) of at least a warp each (or
+/// as many threads as one output per thread gives) and kMinThreads threads
+/// in all (or as many as one output per thread gives).
+TilingPlan planGPUTiled(ArrayRef<utils::IteratorType> iterators,
+                        ArrayRef<int64_t> extents,
+                        const llvm::SmallBitVector &reduced,
+                        const llvm::SmallBitVector &reuse, int64_t maxThreads) {
+  constexpr int64_t kMaxTile = 16, kMinWorkgroups = 128, kWarp = 32,
+                    kMinThreads = 16384;
+  TilingPlan best = *planGPU(iterators, extents, reduced, maxThreads);
+  auto workgroups = [](const TilingPlan &p) {
+    int64_t w = 1;
+    for (int64_t g : p.grid)
+      w *= g;
+    return w;
+  };
+  auto threads = [](const TilingPlan &p) {
+    return p.workgroupSize[0] * p.workgroupSize[1] * p.workgroupSize[2];
+  };
+  // Threads keep enough of them in all (what hides latency; a register
+  // tile that left a 14x14 convolution of 256 channels 12K threads was
+  // slower), enough workgroups, and workgroups of at least a warp.
+  int64_t minTotal = std::min(workgroups(best) * threads(best), kMinThreads);
+  int64_t floor = std::min(workgroups(best), kMinWorkgroups);
+  int64_t minThreads = std::min(threads(best), kWarp);
+  SmallVector<unsigned> dims = gpuLoops(iterators, extents, reduced);
+  int64_t bestTile = 1;
+  for (int64_t tx : {1, 2, 4}) {
+    if (tx > 1 && (dims.empty() || !reuse.test(dims[0])))
+      continue;
+    for (int64_t tw : {1, 2, 4, 8}) {
+      if (tx * tw > kMaxTile || tx * tw <= bestTile)
+        continue;
+      std::optional<TilingPlan> p =
+          planGPU(iterators, extents, reduced, maxThreads, tx, tw);
+      if (!p || workgroups(*p) < floor || threads(*p) < minThreads ||
+          workgroups(*p) * threads(*p) < minTotal)
+        continue;
+      // The loop that took `tw` must reuse too.
+      if (p->registerLoop && !reuse.test(*p->registerLoop))
+        continue;
+      best = *p;
+      bestTile = tx * tw;
+    }
+  }
+  return best;
 }
 
 /// Tiles `op` by `tiles` into an scf.forall and fuses its producers. The
@@ -774,7 +931,9 @@ LogicalResult tileKernel(func::FuncOp kernel,
     preferred = paddedInputLoops(kernel, root, iterators.size());
   TilingPlan plan =
       options.maxThreads > 0
-          ? planGPU(iterators, extents, reduced, options.maxThreads)
+          ? planGPUTiled(iterators, extents, reduced,
+                         reusingLoops(kernel, root, iterators.size()),
+                         options.maxThreads)
           : planCPU(iterators, extents, reduced, preferred,
                     kernelWork(kernel, extents), options.targetWorkgroups,
                     options.minWork, channels, padsInput);
@@ -782,8 +941,8 @@ LogicalResult tileKernel(func::FuncOp kernel,
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).
   if (options.maxThreads > 0 && plan.grid.empty() && reduced.any())
-    plan = planGPU(iterators, extents, llvm::SmallBitVector(reduced.size()),
-                   options.maxThreads);
+    plan = *planGPU(iterators, extents, llvm::SmallBitVector(reduced.size()),
+                    options.maxThreads);
   if (plan.grid.empty()) {
     record({}, {});
     return success();
@@ -794,9 +953,18 @@ LogicalResult tileKernel(func::FuncOp kernel,
     return failure();
   if (llvm::any_of(plan.threadTiles, [](int64_t t) { return t != 0; })) {
     auto inner = dyn_cast<TilingInterface>(*tiled);
-    if (!inner || failed(tileAndFuse(rewriter, inner, plan.threadTiles,
-                                     /*threads=*/true)))
+    FailureOr<Operation *> threadOp;
+    if (inner)
+      threadOp = tileAndFuse(rewriter, inner, plan.threadTiles,
+                             /*threads=*/true);
+    if (!inner || failed(threadOp))
       return failure();
+    // Threads that take several iterations each step by more than one:
+    // later passes expect thread loops from 0 in steps of 1.
+    auto threads = (*threadOp)->getParentOfType<scf::ForallOp>();
+    if (threads && !threads.isNormalized() &&
+        failed(normalizeForallOp(rewriter, threads)))
+      return rootOp->emitError("cannot normalize the thread loop");
   }
   record(plan.grid, plan.workgroupSize);
   return success();

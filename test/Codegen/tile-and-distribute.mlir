@@ -363,3 +363,85 @@ func.func @padded_channels_last_conv(%x: tensor<1x512x7x7xf32>, %w: tensor<16x51
   } -> tensor<1x512x7x7xf32>
   return %r : tensor<1x512x7x7xf32>
 }
+
+// -----
+
+// GPU register tiles: a convolution's threads each take several output
+// channels (which reuse each loaded image element) or consecutive columns
+// (which reuse each filter element), as many as keep 128 workgroups of at
+// least a warp and 16K threads in all: here (64 threads a workgroup) 4
+// channels, threads 16 x 4 (normalized thread loops from 0 in steps of 1),
+// 256 workgroups.
+// CHECK-LABEL: func.func @conv_register_tile
+// GPU-LABEL: func.func @conv_register_tile
+// GPU-SAME: dlc.grid = array<i64: 1, 4, 64>
+// GPU-SAME: dlc.workgroup_size = array<i64: 16, 4, 1>
+// GPU: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (256, 16, 16) step (4, 4, 16)
+// GPU: scf.forall (%{{.*}}, %{{.*}}) in (4, 16)
+// GPU: linalg.conv_2d_nchw_fchw
+// GPU-SAME: outs(%{{.*}} : tensor<1x4x1x1xf32>)
+func.func @conv_register_tile(%x: tensor<1x16x18x18xf32>, %w: tensor<256x16x3x3xf32>) -> tensor<1x256x16x16xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x256x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256x16x16xf32>) -> tensor<1x256x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x16x18x18xf32>, tensor<256x16x3x3xf32>) outs(%f : tensor<1x256x16x16xf32>) -> tensor<1x256x16x16xf32>
+  return %c : tensor<1x256x16x16xf32>
+}
+
+// -----
+
+// No register tiles where they were measured slower: a depthwise
+// convolution (9 multiply-adds per output; its channels reuse nothing), a
+// 1x1 convolution (a matrix product: no filter window) and a matrix
+// product: one output per thread.
+// CHECK-LABEL: func.func @depthwise_no_register_tile
+// GPU-LABEL: func.func @depthwise_no_register_tile
+// GPU: linalg.depthwise_conv_2d_nchw_chw
+// GPU-SAME: outs(%{{.*}} : tensor<1x1x1x1xf32>)
+func.func @depthwise_no_register_tile(%x: tensor<1x256x18x18xf32>, %w: tensor<256x3x3xf32>) -> tensor<1x256x16x16xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x256x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256x16x16xf32>) -> tensor<1x256x16x16xf32>
+  %c = linalg.depthwise_conv_2d_nchw_chw ins(%x, %w : tensor<1x256x18x18xf32>, tensor<256x3x3xf32>) outs(%f : tensor<1x256x16x16xf32>) -> tensor<1x256x16x16xf32>
+  return %c : tensor<1x256x16x16xf32>
+}
+// CHECK-LABEL: func.func @pointwise_no_register_tile
+// GPU-LABEL: func.func @pointwise_no_register_tile
+// GPU: linalg.conv_2d_nchw_fchw
+// GPU-SAME: outs(%{{.*}} : tensor<1x1x1x1xf32>)
+func.func @pointwise_no_register_tile(%x: tensor<1x256x16x16xf32>, %w: tensor<256x256x1x1xf32>) -> tensor<1x256x16x16xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x256x16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x256x16x16xf32>) -> tensor<1x256x16x16xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x256x16x16xf32>, tensor<256x256x1x1xf32>) outs(%f : tensor<1x256x16x16xf32>) -> tensor<1x256x16x16xf32>
+  return %c : tensor<1x256x16x16xf32>
+}
+// CHECK-LABEL: func.func @matmul_no_register_tile
+// GPU-LABEL: func.func @matmul_no_register_tile
+// GPU: linalg.matmul
+// GPU-SAME: outs(%{{.*}} : tensor<1x1xf32>)
+func.func @matmul_no_register_tile(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<256x256xf32>, tensor<256x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %c : tensor<256x256xf32>
+}
+
+// -----
+
+// A kernel of few threads in all (4 output channels of a squeeze-excite
+// convolution) keeps one output per thread: a register tile would leave
+// one thread doing everything.
+// CHECK-LABEL: func.func @tiny_conv
+// GPU-LABEL: func.func @tiny_conv
+// GPU-SAME: dlc.workgroup_size = array<i64: 4, 1, 1>
+// GPU: linalg.conv_2d_nchw_fchw
+// GPU-SAME: outs(%{{.*}} : tensor<1x1x1x1xf32>)
+func.func @tiny_conv(%x: tensor<1x96x1x1xf32>, %w: tensor<4x96x1x1xf32>) -> tensor<1x4x1x1xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x1x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
+  %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x96x1x1xf32>, tensor<4x96x1x1xf32>) outs(%f : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
+  return %c : tensor<1x4x1x1xf32>
+}

@@ -31,7 +31,14 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
     With `threads` > 0 (GPUs), workgroups are tiles of one element per
     thread along the innermost two distributable loops, and each workgroup
     tile is tiled again into a nested `scf.forall` of threads (producers
-    fused again); `dlc.workgroup_size` records the thread counts.
+    fused again, the loop normalized to steps of 1); `dlc.workgroup_size`
+    records the thread counts. In kernels of a convolution with a filter
+    window and at least 64 multiply-adds per output, threads take a
+    register tile of up to 16 outputs (consecutive columns, and output
+    channels or another loop spread over workgroups only) along loops that
+    reuse loaded elements, as long as the grid keeps 128 workgroups, 16K
+    threads and a warp per workgroup (or what one output per thread
+    gives); dlc-gpu-register-tile keeps those outputs in registers.
   }];
   let options = [
     Option<"targetWorkgroups", "workgroups", "int64_t", "64",
@@ -145,6 +152,32 @@ def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect",
                            "mlir::affine::AffineDialect",
                            "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def GPURegisterTile : Pass<"dlc-gpu-register-tile", "mlir::ModuleOp"> {
+  let summary = "GPU kernels: a thread's outputs accumulate in registers";
+  let description = [{
+    Runs on bufferized GPU kernels before their linalg ops become loops. A
+    linalg op on buffers with one output, static loop ranges, reduction
+    loops of at least two steps in all, at most `max-accumulators` output
+    elements (a thread's tile) and a body without regions becomes: one
+    load of each output element, the reduction loops (outermost first)
+    carrying every output element as a loop value, the op's body evaluated
+    once per output element and step on operand elements loaded once per
+    step however many output elements read them, and one store of each
+    output element after the loops. Each output element's reduction runs
+    in the original order; floating-point multiplications, additions and
+    subtractions in the body are marked `contract` (fusable into fused
+    multiply-adds). Other linalg ops are left alone.
+  }];
+  let options = [
+    Option<"maxAccumulators", "max-accumulators", "int64_t", "32",
+           "The most output elements of one op carried through its loops">,
+  ];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect"];
 }
 

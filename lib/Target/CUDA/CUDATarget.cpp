@@ -123,7 +123,9 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
     return failure();
   pm.addPass(createGPUOutlineKernels());
   std::string pipeline =
-      "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
+      "dlc-gpu-register-tile, "
+      "convert-linalg-to-loops, lower-affine, "
+      "fold-memref-alias-ops, "
       "lower-affine, canonicalize, cse, "
       "dlc-legalize-math{native-roundeven=true}, canonicalize, "
       "gpu.module(convert-scf-to-cf, "

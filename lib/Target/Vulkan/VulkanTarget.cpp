@@ -137,7 +137,8 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   // With +dot8, int8 contractions become integer dot products before the
   // remaining linalg ops become loops.
   std::string loops = target.hasInt8DotProduct ? "dlc-gpu-int8-dot, " : "";
-  loops += "convert-linalg-to-loops, lower-affine, fold-memref-alias-ops, "
+  loops += "dlc-gpu-register-tile, convert-linalg-to-loops, lower-affine, "
+           "fold-memref-alias-ops, "
            "lower-affine, canonicalize, cse, "
            "dlc-legalize-math{native-roundeven=true}, canonicalize";
   if (failed(parsePassPipeline(loops, pm)))
