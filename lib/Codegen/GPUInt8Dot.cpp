@@ -10,6 +10,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -141,26 +142,41 @@ std::optional<Contraction> matchContraction(linalg::GenericOp op) {
   return Contraction{op, *a, *b, *best};
 }
 
-/// The dot product of two vector<4xi8>, by the signedness of each side.
-Value dot(OpBuilder &b, Location loc, Value x, bool xSigned, Value y,
-          bool ySigned) {
+/// `acc` plus the dot product of two vector<4xi8>, by the signedness of
+/// each side: PTX's dp4a (`nvvm`), or SPIR-V's dot product and an add.
+Value dotAdd(OpBuilder &b, Location loc, bool nvvm, Value x, bool xSigned,
+             Value y, bool ySigned, Value acc) {
+  if (nvvm) {
+    auto type = [&](bool s) {
+      return NVVM::DotAccumulateTypeAttr::get(
+          b.getContext(), s ? NVVM::DotAccumulateType::SIGNED
+                            : NVVM::DotAccumulateType::UNSIGNED);
+    };
+    return NVVM::DotAccumulate4WayOp::create(
+        b, loc, b.getI32Type(), x, type(xSigned), y, type(ySigned), acc);
+  }
   Type i32 = b.getI32Type();
-  if (xSigned && ySigned)
-    return spirv::SDotOp::create(b, loc, i32, x, y,
-                                 spirv::PackedVectorFormatAttr());
-  if (!xSigned && !ySigned)
-    return spirv::UDotOp::create(b, loc, i32, x, y,
-                                 spirv::PackedVectorFormatAttr());
-  if (!xSigned)
-    std::swap(x, y);
-  return spirv::SUDotOp::create(b, loc, i32, x, y,
-                                spirv::PackedVectorFormatAttr());
+  Value d;
+  if (xSigned && ySigned) {
+    d = spirv::SDotOp::create(b, loc, i32, x, y,
+                              spirv::PackedVectorFormatAttr());
+  } else if (!xSigned && !ySigned) {
+    d = spirv::UDotOp::create(b, loc, i32, x, y,
+                              spirv::PackedVectorFormatAttr());
+  } else {
+    if (!xSigned)
+      std::swap(x, y);
+    d = spirv::SUDotOp::create(b, loc, i32, x, y,
+                               spirv::PackedVectorFormatAttr());
+  }
+  return acc ? arith::AddIOp::create(b, loc, acc, d).getResult() : d;
 }
 
 class Rewriter {
 public:
-  explicit Rewriter(const Contraction &c)
-      : c(c), op(c.op), loc(op.getLoc()), ranges(op.getStaticLoopRanges()) {}
+  Rewriter(const Contraction &c, bool nvvm)
+      : c(c), op(c.op), loc(op.getLoc()), ranges(op.getStaticLoopRanges()),
+        nvvm(nvvm) {}
 
   void run() {
     OpBuilder b(op);
@@ -281,8 +297,7 @@ private:
       auto v4 = VectorType::get({4}, ib.getI8Type());
       Value va = vector::FromElementsOp::create(ib, loc, v4, as);
       Value vb = vector::FromElementsOp::create(ib, loc, v4, bs);
-      sum = arith::AddIOp::create(
-          ib, loc, sum, dot(ib, loc, va, c.a.isSigned, vb, c.b.isSigned));
+      sum = dotAdd(ib, loc, nvvm, va, c.a.isSigned, vb, c.b.isSigned, sum);
       Value ones;
       if (za || zb)
         ones =
@@ -290,12 +305,14 @@ private:
                                       cast<TypedAttr>(DenseElementsAttr::get(
                                           v4, ArrayRef<int8_t>({1, 1, 1, 1}))));
       if (zb) { // - zb * sum(a)
-        Value sa = dot(ib, loc, va, c.a.isSigned, ones, c.a.isSigned);
+        Value sa = dotAdd(ib, loc, nvvm, va, c.a.isSigned, ones, c.a.isSigned,
+                          zero(ib));
         sum = arith::SubIOp::create(ib, loc, sum,
                                     arith::MulIOp::create(ib, loc, zb, sa));
       }
       if (za) { // - za * sum(b)
-        Value sb = dot(ib, loc, ones, c.b.isSigned, vb, c.b.isSigned);
+        Value sb = dotAdd(ib, loc, nvvm, ones, c.b.isSigned, vb, c.b.isSigned,
+                          zero(ib));
         sum = arith::SubIOp::create(ib, loc, sum,
                                     arith::MulIOp::create(ib, loc, za, sb));
       }
@@ -325,15 +342,25 @@ private:
     return tail.getResult(0);
   }
 
+  /// The accumulator a sum against ones starts from: none for SPIR-V
+  /// (the dot product alone), zero for dp4a.
+  Value zero(OpBuilder &b) {
+    return nvvm ? arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0)
+                      .getResult()
+                : Value();
+  }
+
   const Contraction &c;
   linalg::GenericOp op;
   Location loc;
   SmallVector<int64_t> ranges;
+  bool nvvm;
   SmallVector<Value> ivs;
   Value za, zb, zz4;
 };
 
 struct GPUInt8DotPass : public dlc::impl::GPUInt8DotBase<GPUInt8DotPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<Contraction> found;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -341,7 +368,7 @@ struct GPUInt8DotPass : public dlc::impl::GPUInt8DotBase<GPUInt8DotPass> {
         found.push_back(*c);
     });
     for (const Contraction &c : found)
-      Rewriter(c).run();
+      Rewriter(c, nvvm).run();
   }
 };
 

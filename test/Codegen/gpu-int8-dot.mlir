@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --split-input-file --dlc-gpu-int8-dot | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-gpu-int8-dot=nvvm=true | FileCheck %s --check-prefix=NVVM
 
 // A u8 x s8 product with a zero point on each side, K = 10: two chunks of
 // four as SUDot (the signed side first), the zero points expanded with dot
@@ -30,6 +31,16 @@
 // CHECK:       %[[NEXT:.*]] = arith.addi %[[T]]
 // CHECK:       scf.yield %[[NEXT]]
 // CHECK:     memref.store %[[TAIL]], %[[O]][%[[M]], %[[N]]]
+// CUDA (`nvvm`): dp4a accumulates into the running sum itself (unsigned a,
+// signed b, in their order); the sums against ones start from zero.
+// NVVM-LABEL: func.func @mixed
+// NVVM: scf.for %{{.*}} iter_args(%[[S:.*]] = %{{.*}}) -> (i32)
+// NVVM:   %[[VA:.*]] = vector.from_elements {{.*}} : vector<4xi8>
+// NVVM:   %[[VB:.*]] = vector.from_elements {{.*}} : vector<4xi8>
+// NVVM:   nvvm.dot.accumulate.4way %[[VA]] <unsigned>, %[[VB]] <signed>, %[[S]] : vector<4xi8>, vector<4xi8>
+// NVVM:   nvvm.dot.accumulate.4way %[[VA]] <unsigned>, %{{.*}} <unsigned>, %c0_i32
+// NVVM:   nvvm.dot.accumulate.4way %{{.*}} <signed>, %[[VB]] <signed>, %c0_i32
+// NVVM-NOT: spirv.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (k, n)>
 #s = affine_map<(m, n, k) -> ()>

@@ -130,10 +130,11 @@ def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
 }
 
 def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
-  let summary = "Vulkan +dot8: int8 contractions as integer dot products";
+  let summary = "GPU int8 contractions as integer dot products";
   let description = [{
     Runs on bufferized kernels (the thread's linalg ops on memrefs) of a
-    Vulkan target with the `+dot8` feature. A linalg.generic whose single
+    Vulkan target with the `+dot8` feature, or of a CUDA target (`nvvm`:
+    `dp4a`, which every supported sm has). A linalg.generic whose single
     output is i32 and whose body is
     `out + (ext(a) - za) * (ext(b) - zb)` (ext an extsi or extui from i8;
     either zero point optional, each invariant in the reduction: a value
@@ -141,13 +142,20 @@ def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
     becomes loops that take the longest reduction loop (at least 4) four
     elements at a time: the four bytes of `a` and of `b` form two
     `vector<4xi8>` and one `spirv.SDot`, `spirv.UDot` or `spirv.SUDot`
-    (by the signedness of the extensions) computes their dot product.
+    (by the signedness of the extensions) computes their dot product, or
+    with `nvvm` one `nvvm.dot.accumulate.4way` (PTX `dp4a`) adds it to
+    the accumulator.
     Zero points are applied by expansion,
     `sum (a - za)(b - zb) = sum ab - zb sum a - za sum b + 4 za zb`, with
     the sums as dot products against ones. A remainder below 4 runs the
     original body per element. Other generics are left alone.
   }];
+  let options = [
+    Option<"nvvm", "nvvm", "bool", "false",
+           "Emit NVVM's dp4a instead of SPIR-V dot products">,
+  ];
   let dependentDialects = ["mlir::spirv::SPIRVDialect",
+                           "mlir::NVVM::NVVMDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::vector::VectorDialect",
                            "mlir::affine::AffineDialect",

@@ -122,8 +122,10 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   pm.addPass(createGPUOutlineKernels());
+  // int8 contractions take four bytes a step through dp4a (every supported
+  // sm has it); then the threads' outputs go to registers.
   std::string pipeline =
-      "dlc-gpu-register-tile, "
+      "dlc-gpu-int8-dot{nvvm=true}, dlc-gpu-register-tile, "
       "convert-linalg-to-loops, lower-affine, "
       "fold-memref-alias-ops, "
       "lower-affine, canonicalize, cse, "
