@@ -6,7 +6,10 @@ the onnx Python package) is compiled for each target and run; the shipped
 outputs are the oracle. Results are compared with an expectations file that
 lists the known failures, each with a reason: a test that fails but is not
 listed is a regression, a listed test that passes is an unexpected pass, and
-both make the run fail so that the expectations stay exact.
+both make the run fail so that the expectations stay exact. A target the
+file does not list is compared with its family's listed target (cuda:sm_90
+with cuda:sm_87, cpu:<triple> with cpu, vulkan:+f with vulkan), and the run
+says so.
 
   scripts/node_tests.py --build build                       # cpu, check
   scripts/node_tests.py --targets cpu,vulkan --update       # rewrite list
@@ -184,6 +187,31 @@ def read_expectations(path):
         target, name, status = fields
         exp[(target, name)] = (status, reason)
     return exp
+
+
+def family_expectations(expected, targets):
+    """Expectations for every target: its own, or for a target the file
+    does not list, those of the listed target of its family (cuda:sm_90
+    takes cuda:sm_87's; cpu:<triple> takes cpu's; vulkan:+f takes
+    vulkan's), under the target's name. Returns them and the borrowed
+    (target, from) pairs."""
+    listed = {t for t, _ in expected}
+    borrowed = []
+    out = dict(expected)
+    for t in targets:
+        if t in listed:
+            continue
+        family = t.split(":", 1)[0]
+        donors = sorted(d for d in listed
+                        if d == family or d.startswith(family + ":"))
+        if not donors:
+            continue
+        donor = family if family in donors else donors[0]
+        borrowed.append((t, donor))
+        for (target, name), v in expected.items():
+            if target == donor:
+                out[(t, name)] = v
+    return out, borrowed
 
 
 def write_expectations(path, results, old):
@@ -375,6 +403,11 @@ def main():
         print("bundle: %d cases written to %s" % (args.bundle.write(),
                                                   args.bundle.dir))
     expected = read_expectations(args.expectations)
+    if not args.update:
+        expected, borrowed = family_expectations(expected, targets)
+        for t, donor in borrowed:
+            print("note: %s has no expectations of its own; comparing with "
+                  "%s's" % (t, donor))
     regressions, xpass, changed = [], [], []
     for key, (status, msg) in sorted(results.items()):
         exp = expected.get(key)
