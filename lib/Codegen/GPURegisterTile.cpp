@@ -57,6 +57,12 @@ bool qualifies(linalg::LinalgOp op, int64_t maxAccumulators) {
   }
   if (outputs > maxAccumulators || steps < 2)
     return false;
+  // Each output element is loaded before the reduction loops and stored
+  // after them: its indices must not depend on a reduction loop.
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (auto [d, r] : llvm::enumerate(ranges))
+    if (isReduction(op, d) && out.isFunctionOfDim(d))
+      return false;
   // Bodies with regions (nested loops) are left to the generic lowering.
   for (Operation &inner : op.getBlock()->without_terminator())
     if (inner.getNumRegions() != 0)

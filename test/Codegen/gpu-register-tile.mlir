@@ -110,14 +110,16 @@ func.func @pool(%x: memref<1x1x4x4xf32>, %w: memref<3x3xf32>, %o: memref<1x1x2x2
 
 // -----
 
-// Left alone: one reduction step, a dynamic loop, tensors.
+// Left alone: one reduction step, a dynamic loop, tensors, an output
+// indexed by a reduction loop.
 // CHECK-LABEL: func.func @unchanged
+// CHECK: linalg.generic
 // CHECK: linalg.generic
 // CHECK: linalg.generic
 // CHECK: linalg.generic
 #r = affine_map<(i, k) -> (i, k)>
 #s = affine_map<(i, k) -> (i)>
-func.func @unchanged(%a: memref<2x1xf32>, %o: memref<2xf32>, %d: memref<?x4xf32>, %od: memref<?xf32>, %t: tensor<2x4xf32>, %ot: tensor<2xf32>) -> tensor<2xf32> {
+func.func @unchanged(%a: memref<2x1xf32>, %o: memref<2xf32>, %d: memref<?x4xf32>, %od: memref<?xf32>, %t: tensor<2x4xf32>, %ot: tensor<2xf32>, %t2: memref<2x4xf32>, %o2: memref<2x4xf32>) -> tensor<2xf32> {
   linalg.generic {indexing_maps = [#r, #s], iterator_types = ["parallel", "reduction"]}
       ins(%a : memref<2x1xf32>) outs(%o : memref<2xf32>) {
   ^bb0(%x: f32, %acc: f32):
@@ -136,5 +138,11 @@ func.func @unchanged(%a: memref<2x1xf32>, %o: memref<2xf32>, %d: memref<?x4xf32>
     %s = arith.addf %acc, %x : f32
     linalg.yield %s : f32
   } -> tensor<2xf32>
+  linalg.generic {indexing_maps = [#r, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%t2 : memref<2x4xf32>) outs(%o2 : memref<2x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
   return %r : tensor<2xf32>
 }

@@ -167,9 +167,10 @@ def GPURegisterTile : Pass<"dlc-gpu-register-tile", "mlir::ModuleOp"> {
   let summary = "GPU kernels: a thread's outputs accumulate in registers";
   let description = [{
     Runs on bufferized GPU kernels before their linalg ops become loops. A
-    linalg op on buffers with one output, static loop ranges, reduction
-    loops of at least two steps in all, at most `max-accumulators` output
-    elements (a thread's tile) and a body without regions becomes: one
+    linalg op on buffers with one output (indexed by its parallel loops
+    only), static loop ranges, reduction loops of at least two steps in
+    all, at most `max-accumulators` output elements (a thread's tile) and
+    a body without regions becomes: one
     load of each output element, the reduction loops (outermost first)
     carrying every output element as a loop value, the op's body evaluated
     once per output element and step on operand elements loaded once per
