@@ -5,6 +5,7 @@
 
 #include "../runtime/include/dlc/artifact_format.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
@@ -41,7 +42,8 @@ struct Written {
 class ArtifactWriterTest : public ::testing::Test {
 protected:
   ArtifactWriterTest() {
-    context.loadDialect<DLCDialect, func::FuncDialect, tensor::TensorDialect>();
+    context.loadDialect<DLCDialect, func::FuncDialect, tensor::TensorDialect,
+                        arith::ArithDialect>();
   }
 
   /// Writes the artifact of `source` for the host CPU; the error message
@@ -169,6 +171,48 @@ TEST_F(ArtifactWriterTest, ValueInTwoConcatsIsAnError) {
                                    error);
   EXPECT_FALSE(w);
   EXPECT_NE(error.find("already placed inside another concat's buffer"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(ArtifactWriterTest, ViewLivesInsideItsOperand) {
+  // v is the second half of a; k2 reads it in place, and a's buffer stays
+  // alive until then although no launch reads a itself.
+  std::string error;
+  std::optional<Written> w = write(R"(
+func.func private @k1(tensor<1x4x16xf32>) -> tensor<1x8x16xf32> attributes {dlc.kernel}
+func.func private @k2(tensor<1x4x16xf32>) -> tensor<1x4x16xf32> attributes {dlc.kernel}
+func.func @main(%x: tensor<1x4x16xf32>) -> tensor<1x4x16xf32> {
+  %a = dlc.launch @k1(%x) : (tensor<1x4x16xf32>) -> tensor<1x8x16xf32>
+  %v = dlc.view %a[64] : tensor<1x8x16xf32> -> tensor<1x4x16xf32>
+  %r = dlc.launch @k2(%v) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %r : tensor<1x4x16xf32>
+}
+)",
+                                   error);
+  ASSERT_TRUE(w) << error;
+  ASSERT_EQ(w->launchBindings.size(), 2u);
+  const dlcx_tensor_t &a = w->tensors[w->launchBindings[0][1]];
+  const dlcx_tensor_t &v = w->tensors[w->launchBindings[1][0]];
+  const dlcx_tensor_t &r = w->tensors[w->launchBindings[1][1]];
+  EXPECT_EQ(v.storage, DLCX_STORAGE_ARENA);
+  EXPECT_EQ(v.offset, a.offset + 64 * sizeof(float));
+  EXPECT_EQ(v.size, 64 * sizeof(float));
+  // r is written while v (inside a) is read: not over a.
+  EXPECT_TRUE(r.offset + r.size <= a.offset || a.offset + a.size <= r.offset);
+}
+
+TEST_F(ArtifactWriterTest, ViewOfAConstantIsAnError) {
+  std::string error;
+  std::optional<Written> w = write(hostProgram(R"(
+  %c = arith.constant dense<1.0> : tensor<1x8x16xf32>
+  %v = dlc.view %c[0] : tensor<1x8x16xf32> -> tensor<1x4x16xf32>
+  %r = dlc.launch @k1(%v) : (tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  return %r : tensor<1x4x16xf32>)",
+                                               "tensor<1x4x16xf32>"),
+                                   error);
+  EXPECT_FALSE(w);
+  EXPECT_NE(error.find("the operand of a view is not in the arena"),
             std::string::npos)
       << error;
 }

@@ -45,6 +45,10 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
   if (target)
     concatInPlace.alignment = target->bufferAlignment();
   pm.addNestedPass<func::FuncOp>(createConcatInPlace(concatInPlace));
+  SliceInPlaceOptions sliceInPlace;
+  if (target)
+    sliceInPlace.alignment = target->bufferAlignment();
+  pm.addNestedPass<func::FuncOp>(createSliceInPlace(sliceInPlace));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createOutlineDispatches());
   pm.addPass(createCSEPass());

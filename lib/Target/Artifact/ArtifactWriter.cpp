@@ -193,6 +193,16 @@ LogicalResult Writer::analyze() {
       placeOf(concat.getResult(), position);
       continue;
     }
+    if (auto view = dyn_cast<dlc::ViewOp>(op)) {
+      // Inside the operand's buffer, which its uses keep alive.
+      Place p = places.lookup(view.getSource());
+      if (p.buffer < 0)
+        return view.emitError("the operand of a view is not in the arena");
+      p.offset += view.getOffset() *
+                  storedElementBytes(view.getType().getElementType());
+      places[view.getResult()] = p;
+      continue;
+    }
     if (auto launch = dyn_cast<dlc::LaunchOp>(op)) {
       for (Value in : launch.getInputs()) {
         Place p = places.lookup(in);

@@ -125,3 +125,27 @@ func.func @concat_empty() -> tensor<8xf32> {
   %r = dlc.concat dim(0) : () -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+func.func @view_range(%a: tensor<2x4xf32>) -> tensor<1x4xf32> {
+  // expected-error @below {{'dlc.view' op elements 5 to 8 are not all inside the operand's 8}}
+  %r = dlc.view %a[5] : tensor<2x4xf32> -> tensor<1x4xf32>
+  return %r : tensor<1x4xf32>
+}
+
+// -----
+
+func.func @view_type(%a: tensor<8xf32>) -> tensor<4xi32> {
+  // expected-error @below {{'dlc.view' op result element type 'i32' differs from the operand's 'f32'}}
+  %r = dlc.view %a[0] : tensor<8xf32> -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}
+
+// -----
+
+func.func @view_dynamic(%a: tensor<?xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.view' op needs static shapes: it places buffers}}
+  %r = dlc.view %a[0] : tensor<?xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -20,3 +20,10 @@ func.func @concat(%a: tensor<1x2x4xf32>, %b: tensor<1x3x4xf32>) -> tensor<1x5x4x
   %r = dlc.concat dim(1) %a, %b : (tensor<1x2x4xf32>, tensor<1x3x4xf32>) -> tensor<1x5x4xf32>
   return %r : tensor<1x5x4xf32>
 }
+
+// CHECK-LABEL: func @view
+// CHECK: dlc.view %{{.*}}[8] : tensor<3x2x4xf32> -> tensor<2x4xf32>
+func.func @view(%a: tensor<3x2x4xf32>) -> tensor<2x4xf32> {
+  %r = dlc.view %a[8] : tensor<3x2x4xf32> -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}

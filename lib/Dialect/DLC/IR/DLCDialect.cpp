@@ -47,6 +47,23 @@ LogicalResult DispatchOp::verify() {
   return success();
 }
 
+LogicalResult ViewOp::verify() {
+  auto source = cast<RankedTensorType>(getSource().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (!source.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError("needs static shapes: it places buffers");
+  if (source.getElementType() != result.getElementType())
+    return emitOpError("result element type ")
+           << result.getElementType() << " differs from the operand's "
+           << source.getElementType();
+  int64_t offset = getOffset();
+  if (offset < 0 || offset + result.getNumElements() > source.getNumElements())
+    return emitOpError("elements ")
+           << offset << " to " << offset + result.getNumElements() - 1
+           << " are not all inside the operand's " << source.getNumElements();
+  return success();
+}
+
 LogicalResult ConcatOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   int64_t rank = result.getRank();

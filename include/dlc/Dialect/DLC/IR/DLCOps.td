@@ -99,4 +99,28 @@ def DLC_ConcatOp : DLC_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def DLC_ViewOp : DLC_Op<"view", [Pure]> {
+  let summary = "A contiguous range of the operand's elements, no kernel";
+  let description = [{
+    The elements `offset` to `offset + n - 1` of the operand (row-major,
+    `n` the result's element count) as a tensor of the result's shape:
+    what an `extract_slice` that takes whole trailing dims and one range of
+    the dim before them (a channel split with batch 1, one head of a fused
+    QKV tensor) reads. The memory planner places the result inside the
+    operand's buffer, `offset` elements in, so nothing runs for the op
+    (`dlc-slice-in-place` creates it); the operand's buffer lives as long as
+    the view is used.
+
+    ```mlir
+    %q = dlc.view %qkv[151296] : tensor<3x1x3x197x64xf32> -> tensor<1x3x197x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$source, I64Attr:$offset);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $source `[` $offset `]` attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // DLC_DIALECT_DLC_IR_DLCOPS_TD

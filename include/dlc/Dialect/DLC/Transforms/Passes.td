@@ -103,6 +103,31 @@ def ConcatInPlace : Pass<"dlc-concat-in-place", "mlir::func::FuncOp"> {
   ];
 }
 
+def SliceInPlace : Pass<"dlc-slice-in-place", "mlir::func::FuncOp"> {
+  let summary = "Contiguous slices become views instead of copy kernels";
+  let description = [{
+    A dispatch that only takes an `extract_slice` of its operand (a channel
+    split, one of the Q, K, V of a fused projection) is a kernel that
+    copies the slice. When the slice is one contiguous range of the
+    operand (static, unit strides, whole trailing dims after at most one
+    partial dim, size-1 dims before it), starts at a multiple of
+    `alignment` bytes, the operand is not a constant and the slice is not
+    a graph output nor placed in a `dlc.concat` (run after
+    dlc-concat-in-place), the dispatch becomes a `dlc.view`: the memory planner
+    places the slice inside the operand's buffer, so its consumers read the
+    operand in place.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", "64",
+           "Bytes the slice's start must be a multiple of (the target's "
+           "tensor alignment)">,
+  ];
+  let dependentDialects = ["::dlc::DLCDialect"];
+  let statistics = [
+    Statistic<"numSlices", "slices", "Slice kernels turned into views">,
+  ];
+}
+
 def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
   let summary = "Turn each dlc.dispatch into a kernel function + dlc.launch";
   let description = [{
