@@ -61,11 +61,12 @@ func.func @qkv(%x: tensor<3x2x3x16xf32>) -> tensor<2x3x16xf32> {
 // -----
 
 // Kept as kernels: rows of a batch of 2 (not contiguous), a strided slice,
-// a slice of a constant, and a slice that is a graph output.
+// a slice of a constant, a slice that is a graph output and one whose
+// reshape is.
 // CHECK-LABEL: func @kept
 // CHECK-NOT: dlc.view
-// CHECK-COUNT-4: tensor.extract_slice
-func.func @kept(%x: tensor<2x8x4xf32>) -> (tensor<2x4x4xf32>, tensor<1x4x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>) {
+// CHECK-COUNT-5: tensor.extract_slice
+func.func @kept(%x: tensor<2x8x4xf32>) -> (tensor<2x4x4xf32>, tensor<1x4x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>, tensor<16xf32>) {
   %a = dlc.dispatch (%x) : (tensor<2x8x4xf32>) -> tensor<2x4x4xf32> {
   ^bb0(%v: tensor<2x8x4xf32>):
     %s = tensor.extract_slice %v[0, 0, 0] [2, 4, 4] [1, 1, 1] : tensor<2x8x4xf32> to tensor<2x4x4xf32>
@@ -102,7 +103,13 @@ func.func @kept(%x: tensor<2x8x4xf32>) -> (tensor<2x4x4xf32>, tensor<1x4x4xf32>,
     %n = math.exp %p : tensor<4xf32>
     dlc.yield %n : tensor<4xf32>
   }
-  return %ea, %eb, %ed, %o : tensor<2x4x4xf32>, tensor<1x4x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>
+  %p = dlc.dispatch (%x) : (tensor<2x8x4xf32>) -> tensor<1x4x4xf32> {
+  ^bb0(%v: tensor<2x8x4xf32>):
+    %s = tensor.extract_slice %v[1, 4, 0] [1, 4, 4] [1, 1, 1] : tensor<2x8x4xf32> to tensor<1x4x4xf32>
+    dlc.yield %s : tensor<1x4x4xf32>
+  }
+  %f = tensor.collapse_shape %p [[0, 1, 2]] : tensor<1x4x4xf32> into tensor<16xf32>
+  return %ea, %eb, %ed, %o, %f : tensor<2x4x4xf32>, tensor<1x4x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>, tensor<16xf32>
 }
 
 // -----

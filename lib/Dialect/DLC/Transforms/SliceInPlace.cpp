@@ -69,12 +69,17 @@ struct SliceInPlacePass : public dlc::impl::SliceInPlaceBase<SliceInPlacePass> {
       Value source = dispatch.getInputs()[cast<BlockArgument>(slice.getSource())
                                               .getArgNumber()];
       Type elem = slice.getSourceType().getElementType();
-      // A graph output needs a buffer of its own; a concat operand has its
-      // place inside the concat's buffer already (dlc-concat-in-place).
-      bool placed =
-          llvm::any_of(dispatch.getResult(0).getUsers(), [](Operation *user) {
-            return isa<func::ReturnOp, dlc::ConcatOp>(user);
-          });
+      // A graph output (or a reshape of one) needs a buffer of its own; a
+      // concat operand has its place inside the concat's buffer already
+      // (dlc-concat-in-place).
+      bool placed = false;
+      SmallVector<Value> uses = {dispatch.getResult(0)};
+      while (!uses.empty() && !placed)
+        for (Operation *user : uses.pop_back_val().getUsers()) {
+          placed |= isa<func::ReturnOp, dlc::ConcatOp>(user);
+          if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
+            uses.push_back(user->getResult(0));
+        }
       if (!offset || !elem.isIntOrFloat() || placed ||
           source.getDefiningOp<arith::ConstantOp>() ||
           (*offset * dlc::storedElementBytes(elem)) % alignment != 0)
