@@ -937,6 +937,42 @@ LogicalResult tileKernel(func::FuncOp kernel,
           : planCPU(iterators, extents, reduced, preferred,
                     kernelWork(kernel, extents), options.targetWorkgroups,
                     options.minWork, channels, padsInput);
+  // Rows reduced by a subgroup: S lanes split the row (the innermost loop,
+  // which the kernel's reductions reduce), each a contiguous part of it;
+  // dlc-gpu-subgroup-rows then makes the reductions cooperative.
+  int64_t lanes = options.subgroupLanes;
+  bool laneRows = false;
+  // Some reduction of the kernel must reduce the root's rows: its input
+  // has the root's shape and it reduces the last dim.
+  auto reducesRows = [&]() {
+    auto type = dyn_cast<RankedTensorType>(rootOp->getResult(0).getType());
+    bool found = false;
+    kernel.walk([&](linalg::GenericOp op) {
+      if (op.getOperation() == rootOp || op.getNumReductionLoops() != 1 ||
+          op.getNumDpsInputs() != 1 || !type)
+        return;
+      unsigned last = op.getNumLoops() - 1;
+      found |=
+          op.getIteratorTypesArray()[last] == utils::IteratorType::reduction &&
+          op.getDpsInputs()[0].getType() == type;
+    });
+    return found;
+  };
+  if (options.maxThreads > 0 && lanes > 1 && reduced.count() == 1 &&
+      reduced.test(iterators.size() - 1) &&
+      iterators.back() == utils::IteratorType::parallel &&
+      extents.back() % lanes == 0 && extents.back() >= 2 * lanes &&
+      reducesRows()) {
+    std::optional<TilingPlan> p =
+        planGPU(iterators, extents, llvm::SmallBitVector(reduced.size()),
+                options.maxThreads, extents.back() / lanes);
+    // The lanes must be the row's threads (x = the root's last loop).
+    if (p && p->workgroupSize[0] == lanes &&
+        p->threadTiles.back() == extents.back() / lanes) {
+      plan = *p;
+      laneRows = true;
+    }
+  }
   // On GPUs one thread for the whole kernel is the worst plan: splitting
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).
@@ -967,6 +1003,8 @@ LogicalResult tileKernel(func::FuncOp kernel,
       return rootOp->emitError("cannot normalize the thread loop");
   }
   record(plan.grid, plan.workgroupSize);
+  if (laneRows)
+    kernel->setAttr(dlc::kSubgroupLanesAttr, b.getI64IntegerAttr(lanes));
   return success();
 }
 
@@ -977,7 +1015,8 @@ struct TileAndDistributePass
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       if (!kernel->hasAttr(dlc::kKernelAttr) || kernel.isExternal())
         continue;
-      if (failed(tileKernel(kernel, {targetWorkgroups, minWork, maxThreads})))
+      if (failed(tileKernel(
+              kernel, {targetWorkgroups, minWork, maxThreads, subgroupLanes})))
         return signalPassFailure();
     }
   }

@@ -31,6 +31,11 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   tiling.minWork = 16384;
   tiling.maxThreads =
       target.isGPU() ? std::min<unsigned>(target.maxWorkgroupSize, 256) : 0;
+  // Vulkan with subgroup operations: 8 lanes share each row reduction
+  // (`+subgroup` asks for subgroups of at least 8 invocations).
+  bool subgroupRows = target.kind == TargetKind::Vulkan && target.hasSubgroups;
+  if (subgroupRows)
+    tiling.subgroupLanes = kSubgroupRowLanes;
   pm.addPass(createTileAndDistribute(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -49,6 +54,13 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
     // allocations); NVVM as the kernel's workgroup attributions.
     if (target.kind == TargetKind::Vulkan)
       promote.memorySpace = "#spirv.storage_class<Workgroup>";
+    // Row reductions shared by lanes first: each lane then reads only its
+    // part of the row, which needs no staging.
+    if (subgroupRows) {
+      GPUSubgroupRowsOptions rows;
+      rows.subgroupSize = target.subgroupSize;
+      pm.addPass(createGPUSubgroupRows(rows));
+    }
     pm.addPass(createGPUPromoteShared(promote));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

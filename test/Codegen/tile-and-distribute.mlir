@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" --canonicalize | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
+// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64 subgroup-lanes=8" --canonicalize | FileCheck %s --check-prefix=LANES
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
 
 // The result op is split along its outer parallel loop, in tiles of 8 rows
@@ -444,4 +445,42 @@ func.func @tiny_conv(%x: tensor<1x96x1x1xf32>, %w: tensor<4x96x1x1xf32>) -> tens
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
   %c = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x96x1x1xf32>, tensor<4x96x1x1xf32>) outs(%f : tensor<1x4x1x1xf32>) -> tensor<1x4x1x1xf32>
   return %c : tensor<1x4x1x1xf32>
+}
+
+// -----
+
+// With subgroup lanes (Vulkan +subgroup), a softmax's rows are shared by 8
+// lanes (x), each a contiguous 16 of the 128 columns; rows go to y. The
+// kernel is marked for dlc-gpu-subgroup-rows. Without lanes a thread takes
+// a whole row.
+// LANES-LABEL: func.func @softmax_rows
+// LANES-SAME: dlc.subgroup_lanes = 8
+// LANES-SAME: dlc.workgroup_size = array<i64: 8, 8, 1>
+// LANES: scf.forall (%{{.*}}, %{{.*}}) in (8, 8)
+// LANES: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x16xf32>)
+// GPU-LABEL: func.func @softmax_rows
+// GPU-NOT: subgroup_lanes
+// GPU: outs(%{{.*}} : tensor<1x128xf32>)
+#sm_row = affine_map<(d0, d1) -> (d0, d1)>
+#sm_red = affine_map<(d0, d1) -> (d0)>
+func.func @softmax_rows(%x: tensor<64x128xf32>) -> tensor<64x128xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.generic {indexing_maps = [#sm_row, #sm_red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x128xf32>) outs(%f : tensor<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    %a = arith.addf %out, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<64xf32>
+  %o = tensor.empty() : tensor<64x128xf32>
+  %r = linalg.generic {indexing_maps = [#sm_row, #sm_red, #sm_row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<64x128xf32>, tensor<64xf32>) outs(%o : tensor<64x128xf32>) {
+  ^bb0(%in: f32, %d: f32, %out: f32):
+    %v = math.exp %in : f32
+    %q = arith.divf %v, %d : f32
+    linalg.yield %q : f32
+  } -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
 }

@@ -34,6 +34,9 @@ constexpr llvm::StringLiteral kGridAttr = "dlc.grid";
 /// The attribute holding the bytes of scratch a CPU kernel takes as its
 /// last argument (dlc-cpu-scratch); absent: the kernel takes none.
 constexpr llvm::StringLiteral kScratchSizeAttr = "dlc.scratch_size";
+/// The attribute marking a GPU kernel whose x threads are lanes that share
+/// row reductions (dlc-gpu-subgroup-rows), holding their number.
+constexpr llvm::StringLiteral kSubgroupLanesAttr = "dlc.subgroup_lanes";
 /// The attribute holding a kernel's threads per workgroup (x, y, z).
 constexpr llvm::StringLiteral kWorkgroupSizeAttr = "dlc.workgroup_size";
 

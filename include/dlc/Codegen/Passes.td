@@ -47,6 +47,9 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
            "Fewest loop iterations worth a workgroup">,
     Option<"maxThreads", "threads", "int64_t", "0",
            "GPUs: threads per workgroup (0: CPU tiling, one thread each)">,
+    Option<"subgroupLanes", "subgroup-lanes", "int64_t", "0",
+           "GPUs with subgroup operations: lanes that share a row "
+           "reduction (0: one thread per row)">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect",
@@ -160,6 +163,34 @@ def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect",
                            "mlir::affine::AffineDialect",
                            "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def GPUSubgroupRows : Pass<"dlc-gpu-subgroup-rows", "mlir::ModuleOp"> {
+  let summary = "GPU row reductions shared by the lanes of a subgroup";
+  let description = [{
+    Runs on bufferized kernels marked `dlc.subgroup_lanes = S` by
+    dlc-tile-and-distribute: their thread loop's x threads are S lanes that
+    each own a contiguous S-th of a row. In that loop, a linalg.generic that
+    reduces the row (its last loop, the only reduction; one input read
+    along it) with `out = combine(out, in)` (addf, maximumf, maxnumf,
+    minimumf, minnumf), whose output a linalg.fill of the combiner's
+    identity initializes, at most 16 output elements, reduces only the
+    lane's part of the row, and so does the elementwise op that writes its
+    input when that input is a private row nothing else reads. Then each
+    output element goes through log2(S) `gpu.shuffle xor` exchanges (lane
+    offsets S/2, ..., 1) combined with the same op, so every lane holds
+    the whole row's result. S must be a power of two of at most
+    `subgroup-size` (the shuffles' width): lanes S-aligned in the
+    invocation order stay inside one subgroup of any size >= S.
+  }];
+  let options = [
+    Option<"subgroupSize", "subgroup-size", "int64_t", "32",
+           "The target's declared subgroup size (the shuffles' width)">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect"];
 }
 

@@ -42,6 +42,9 @@ static const struct {
     {"VK_KHR_shader_integer_dot_product", DLC_VK_VERSION(1, 3)}};
 #define DLC_VK_EXTENSION_COUNT 3u
 
+/* The lanes dlc-compile's +subgroup lets share a row (kSubgroupRowLanes):
+ * their shuffles must stay inside one subgroup. */
+#define DLC_VK_MIN_SUBGROUP_SIZE 8u
 /* Subgroup operations DLCX_FEATURE_VK_SUBGROUP promises, in compute: what
  * dlc-compile's +subgroup enables (GroupNonUniform, its Arithmetic and
  * Shuffle capabilities). */
@@ -105,7 +108,7 @@ const char *dlc_vk_feature_name(uint64_t feature) {
     return "shaderIntegerDotProduct on Vulkan 1.3 (SPIR-V 1.6)";
   case DLCX_FEATURE_VK_SUBGROUP:
     return "basic, arithmetic and shuffle subgroup operations in compute "
-           "shaders";
+           "shaders, subgroups of at least 8 invocations";
   case DLCX_FEATURE_VK_INT64:
     return "shaderInt64";
   }
@@ -372,9 +375,12 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
   if (dot.shaderIntegerDotProduct && d->api_version >= DLC_VK_VERSION(1, 3))
     d->features |= DLCX_FEATURE_VK_INT8_DOT;
 #endif
+  /* +subgroup kernels share row reductions among 8 lanes with shuffles
+   * that must stay inside one subgroup. */
   if ((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
       (subgroup.supportedOperations & DLC_VK_SUBGROUP_OPS) ==
-          DLC_VK_SUBGROUP_OPS)
+          DLC_VK_SUBGROUP_OPS &&
+      subgroup.subgroupSize >= DLC_VK_MIN_SUBGROUP_SIZE)
     d->features |= DLCX_FEATURE_VK_SUBGROUP;
   if (features.features.shaderInt64)
     d->features |= DLCX_FEATURE_VK_INT64;
