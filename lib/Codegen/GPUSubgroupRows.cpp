@@ -25,6 +25,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace dlc {
 #define GEN_PASS_DEF_GPUSUBGROUPROWS
@@ -106,34 +107,48 @@ private:
     return ranges[last];
   }
 
-  /// The fill that initializes `op`'s output (a private buffer) before
-  /// it in the block, with no other use of the buffer in between.
+  /// Whether `v` is `buffer` or a view of it.
+  static bool isViewOf(Value v, Value buffer) {
+    while (v != buffer) {
+      auto view = v.getDefiningOp<ViewLikeOpInterface>();
+      if (!view)
+        return false;
+      v = view.getViewSource();
+    }
+    return true;
+  }
+
+  /// The fill that gives `op`'s output (a private buffer) its value
+  /// before `op`.
   linalg::FillOp initOf(linalg::GenericOp op) {
-    Value out = op.getDpsInits()[0];
-    if (!out.getDefiningOp<memref::AllocaOp>())
+    return fillBefore(op.getDpsInits()[0], op);
+  }
+
+  /// The fill whose value the private buffer `buffer` holds right before
+  /// `at` (in the same block): the last op before `at` that writes it is
+  /// that fill, or a copy of another such buffer.
+  static linalg::FillOp fillBefore(Value buffer, Operation *at) {
+    if (!buffer.getDefiningOp<memref::AllocaOp>())
       return nullptr;
-    for (Operation *prev = op->getPrevNode(); prev;
+    for (Operation *prev = at->getPrevNode(); prev;
          prev = prev->getPrevNode()) {
       if (auto fill = dyn_cast<linalg::FillOp>(prev))
-        if (fill.getDpsInits()[0] == out)
+        if (fill.getDpsInits()[0] == buffer)
           return fill;
-      // A copy of another private buffer that a fill initializes.
       if (auto copy = dyn_cast<linalg::CopyOp>(prev))
-        if (copy.getDpsInits()[0] == out) {
-          Value from = copy.getInputs()[0];
-          for (Operation *p = copy->getPrevNode(); p; p = p->getPrevNode())
-            if (auto fill = dyn_cast<linalg::FillOp>(p))
-              if (fill.getDpsInits()[0] == from)
-                return fill;
-          return nullptr;
-        }
+        if (copy.getDpsInits()[0] == buffer)
+          return fillBefore(copy.getInputs()[0], copy);
       // A private buffer is reached through its uses only; a linalg op
-      // that only reads it leaves it as it is.
-      if (auto l = dyn_cast<linalg::LinalgOp>(prev))
-        if (!llvm::is_contained(l.getDpsInits(), out))
-          continue;
+      // that only reads it (none of its outputs is the buffer or a view of
+      // it) leaves it as it is.
+      if (auto l = dyn_cast<linalg::LinalgOp>(prev)) {
+        if (llvm::any_of(l.getDpsInits(),
+                         [&](Value v) { return isViewOf(v, buffer); }))
+          return nullptr;
+        continue;
+      }
       bool uses = prev->walk([&](Operation *inner) {
-                        return llvm::is_contained(inner->getOperands(), out)
+                        return llvm::is_contained(inner->getOperands(), buffer)
                                    ? WalkResult::interrupt()
                                    : WalkResult::advance();
                       })

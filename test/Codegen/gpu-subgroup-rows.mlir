@@ -68,8 +68,10 @@ func.func @rows(%x: memref<2x16xf32>) attributes {dlc.kernel, dlc.subgroup_lanes
 #red = affine_map<(d0, d1) -> (d0)>
 
 // Left whole: rows that differ between lanes (each lane reduces rows of
-// its own, as when the lanes split the rows rather than the row), and a
-// body that is no combination of `out` with the input (out used twice).
+// its own, as when the lanes split the rows rather than the row), a body
+// that is no combination of `out` with the input (out used twice), and an
+// output copied from a filled buffer that another op wrote in between
+// (through a view).
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: gpu.shuffle
 func.func @kept(%x: memref<8x16xf32>) attributes {dlc.kernel, dlc.subgroup_lanes = 4 : i64} {
@@ -93,6 +95,23 @@ func.func @kept(%x: memref<8x16xf32>) attributes {dlc.kernel, dlc.subgroup_lanes
     ^bb0(%in: f32, %out: f32):
       %p = arith.mulf %out, %in : f32
       %s = arith.addf %out, %p : f32
+      linalg.yield %s : f32
+    }
+    %base = memref.alloca() : memref<1xf32>
+    linalg.fill ins(%zero : f32) outs(%base : memref<1xf32>)
+    %view = memref.subview %base[0] [1] [1] : memref<1xf32> to memref<1xf32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%row : memref<1x16xf32, strided<[16, 1]>>) outs(%view : memref<1xf32, strided<[1]>>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.addf %out, %in : f32
+      linalg.yield %s : f32
+    }
+    %copy = memref.alloca() : memref<1xf32>
+    linalg.copy ins(%base : memref<1xf32>) outs(%copy : memref<1xf32>)
+    linalg.generic {indexing_maps = [#row, #red], iterator_types = ["parallel", "reduction"]}
+        ins(%row : memref<1x16xf32, strided<[16, 1]>>) outs(%copy : memref<1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.addf %out, %in : f32
       linalg.yield %s : f32
     }
   } {mapping = [#gpu.thread<x>]}
