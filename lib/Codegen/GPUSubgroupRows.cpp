@@ -242,9 +242,11 @@ private:
   }
 
   /// Rewrites `op`'s operands that read the row whole to the lane's part.
-  void restrict(linalg::GenericOp op, int64_t length, Value start,
-                int64_t chunk) {
+  void restrict(linalg::GenericOp op, int64_t length, int64_t chunk) {
     OpBuilder b(op);
+    Value start = affine::AffineApplyOp::create(
+        b, op.getLoc(), AffineMap::get(1, 0, b.getAffineDimExpr(0) * chunk),
+        lane);
     for (OpOperand &operand : op->getOpOperands())
       if (readsRow(op, &operand, length))
         operand.set(lanePart(b, op.getLoc(), operand.get(), start, chunk));
@@ -260,24 +262,18 @@ private:
         !isIdentity(combine, init.getInputs()[0]) ||
         !readsRowsOnly(op, *length) || !sharedRows(op, *length))
       return failure();
-    int64_t chunk = *length / lanes;
-    Location loc = op.getLoc();
-    OpBuilder b(op);
-    Value start = affine::AffineApplyOp::create(
-        b, loc, AffineMap::get(1, 0, b.getAffineDimExpr(0) * chunk), lane);
     linalg::GenericOp producer;
     for (OpOperand *operand : op.getDpsInputOperands())
       if (readsRow(op, operand, *length))
         producer = rowProducer(operand->get(), op, *length);
     if (producer && !sharedRows(producer, *length))
       return failure();
-    if (producer) {
-      OpBuilder pb(producer);
-      Value producerStart = affine::AffineApplyOp::create(
-          pb, loc, AffineMap::get(1, 0, pb.getAffineDimExpr(0) * chunk), lane);
-      restrict(producer, *length, producerStart, chunk);
-    }
-    restrict(op, *length, start, chunk);
+    int64_t chunk = *length / lanes;
+    Location loc = op.getLoc();
+    if (producer)
+      restrict(producer, *length, chunk);
+    restrict(op, *length, chunk);
+    OpBuilder b(op);
     // The butterfly: after log2(lanes) exchanges every lane holds the
     // combination of all lanes' parts.
     b.setInsertionPointAfter(op);

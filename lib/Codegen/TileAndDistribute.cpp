@@ -53,6 +53,41 @@ llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
   return reduced;
 }
 
+/// Root loops standing for the loops `d` of a kernel op that `matches`
+/// for which `pick(op, d)` holds: the root's own parallel loops when the
+/// root matches; else, for a root that writes a matching op's output shape
+/// with an identity map (its epilogue), the root loops of the output dims
+/// that op's loops write.
+llvm::SmallBitVector
+rootLoopsOf(func::FuncOp kernel, linalg::LinalgOp rootOp, unsigned numLoops,
+            function_ref<bool(linalg::LinalgOp)> matches,
+            function_ref<bool(linalg::LinalgOp, unsigned)> pick) {
+  llvm::SmallBitVector loops(numLoops);
+  if (!rootOp || rootOp.getNumDpsInits() != 1)
+    return loops;
+  if (matches(rootOp)) {
+    SmallVector<utils::IteratorType> iterators = rootOp.getIteratorTypesArray();
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (iterators[d] == utils::IteratorType::parallel && pick(rootOp, d))
+        loops.set(d);
+    return loops;
+  }
+  if (!rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0)).isIdentity())
+    return loops;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (!matches(op))
+      return;
+    AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (out.getNumResults() != numLoops)
+      return;
+    for (auto [r, e] : llvm::enumerate(out.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        if (pick(op, dim.getPosition()))
+          loops.set(r);
+  });
+  return loops;
+}
+
 /// Loops of `root` that index the padded input of a convolution in the
 /// kernel. Every CPU workgroup computes the padding its tile reads; split
 /// along output channels, each one would pad the whole input, so these
@@ -62,10 +97,7 @@ llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
 /// else returns none.
 llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
                                       unsigned numLoops) {
-  llvm::SmallBitVector preferred(numLoops);
   auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
-  if (!rootOp || rootOp.getNumDpsInits() != 1)
-    return preferred;
   // Also a convolution whose image outweighs its filter (a 1x1
   // convolution on a large image): split along output channels, every
   // workgroup would read the whole image; along rows, only the filter,
@@ -92,35 +124,12 @@ llvm::SmallBitVector paddedInputLoops(func::FuncOp kernel, TilingInterface root,
     return image.getDefiningOp<tensor::PadOp>() ||
            elements(image) > elements(op.getDpsInputs()[1]);
   };
-  // The convolution is the root: its own parallel loops that index the
-  // padded input.
-  if (padded(rootOp)) {
-    AffineMap in = rootOp.getMatchingIndexingMap(rootOp.getDpsInputOperand(0));
-    SmallVector<utils::IteratorType> iterators = rootOp.getIteratorTypesArray();
-    for (unsigned d = 0; d < numLoops; ++d)
-      if (iterators[d] == utils::IteratorType::parallel &&
-          llvm::any_of(in.getResults(),
-                       [&](AffineExpr x) { return x.isFunctionOfDim(d); }))
-        preferred.set(d);
-    return preferred;
-  }
-  if (!rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0)).isIdentity())
-    return preferred;
-  kernel.walk([&](linalg::LinalgOp conv) {
-    if (!padded(conv))
-      return;
-    AffineMap out = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
-    AffineMap in = conv.getMatchingIndexingMap(conv.getDpsInputOperand(0));
-    if (out.getNumResults() != numLoops)
-      return;
-    for (auto [r, e] : llvm::enumerate(out.getResults()))
-      if (auto dim = dyn_cast<AffineDimExpr>(e))
-        if (llvm::any_of(in.getResults(), [&](AffineExpr x) {
-              return x.isFunctionOfDim(dim.getPosition());
-            }))
-          preferred.set(r);
-  });
-  return preferred;
+  // Loops that index the padded input.
+  return rootLoopsOf(
+      kernel, rootOp, numLoops, padded, [](linalg::LinalgOp op, unsigned d) {
+        return op.getMatchingIndexingMap(op.getDpsInputOperand(0))
+            .isFunctionOfDim(d);
+      });
 }
 
 /// How one kernel is split: workgroup tile sizes (0: not split), thread
@@ -394,19 +403,15 @@ std::optional<TilingPlan> planGPU(ArrayRef<utils::IteratorType> iterators,
 /// of the convolution does not depend on the loop that writes that root loop's
 /// output dim (output channels reuse the image, columns the filter; a depthwise
 /// convolution's channels nothing).
-/// Assumes the root writes the contraction's output shape with an
-/// identity map (its epilogue); else no loop reuses.
 llvm::SmallBitVector reusingLoops(func::FuncOp kernel, TilingInterface root,
                                   unsigned numLoops) {
-  llvm::SmallBitVector reuse(numLoops);
-  auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
   // Measured on an H200 (docs/benchmarks.md): register tiles paid off for
   // convolutions with a filter window and long reductions; matrix
   // products (whose threads then read the right operand's rows with
   // gaps), 1x1 convolutions (matrix products too) and short reductions (a
   // depthwise 3x3) got slower.
   constexpr int64_t kMinReduction = 64;
-  auto isContraction = [](linalg::LinalgOp op) {
+  auto windowedConvolution = [](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() < 2 ||
         op.getNumDpsInits() != 1 || !linalg::isaConvolutionOpInterface(op))
       return false;
@@ -430,37 +435,14 @@ llvm::SmallBitVector reusingLoops(func::FuncOp kernel, TilingInterface root,
     }
     return window && steps >= kMinReduction;
   };
-  if (!rootOp || rootOp.getNumDpsInits() != 1)
-    return reuse;
-  // The contraction is the root: its own loops.
-  if (isContraction(rootOp)) {
-    for (unsigned d = 0; d < numLoops; ++d)
-      for (OpOperand *input : rootOp.getDpsInputOperands())
-        if (rootOp.getIteratorTypesArray()[d] ==
-                utils::IteratorType::parallel &&
-            !rootOp.getMatchingIndexingMap(input).isFunctionOfDim(d))
-          reuse.set(d);
-    return reuse;
-  }
-  if (!rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0)).isIdentity())
-    return reuse;
-  kernel.walk([&](linalg::LinalgOp op) {
-    if (!isContraction(op))
-      return;
-    AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    if (out.getNumResults() != numLoops)
-      return;
-    for (auto [r, e] : llvm::enumerate(out.getResults())) {
-      auto dim = dyn_cast<AffineDimExpr>(e);
-      if (!dim)
-        continue;
-      for (OpOperand *input : op.getDpsInputOperands())
-        if (!op.getMatchingIndexingMap(input).isFunctionOfDim(
-                dim.getPosition()))
-          reuse.set(r);
-    }
-  });
-  return reuse;
+  // Some input does not depend on the loop.
+  auto reused = [](linalg::LinalgOp op, unsigned d) {
+    return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+      return !op.getMatchingIndexingMap(input).isFunctionOfDim(d);
+    });
+  };
+  return rootLoopsOf(kernel, dyn_cast<linalg::LinalgOp>(root.getOperation()),
+                     numLoops, windowedConvolution, reused);
 }
 
 /// GPUs with a contraction in the kernel: the plan whose threads take the
@@ -929,21 +911,12 @@ LogicalResult tileKernel(func::FuncOp kernel,
     preferred.set(channels->loop);
   else
     preferred = paddedInputLoops(kernel, root, iterators.size());
-  TilingPlan plan =
-      options.maxThreads > 0
-          ? planGPUTiled(iterators, extents, reduced,
-                         reusingLoops(kernel, root, iterators.size()),
-                         options.maxThreads)
-          : planCPU(iterators, extents, reduced, preferred,
-                    kernelWork(kernel, extents), options.targetWorkgroups,
-                    options.minWork, channels, padsInput);
   // Rows reduced by a subgroup: S lanes split the row (the innermost loop,
   // which the kernel's reductions reduce), each a contiguous part of it;
-  // dlc-gpu-subgroup-rows then makes the reductions cooperative.
+  // dlc-gpu-subgroup-rows then makes the reductions cooperative. Some
+  // reduction of the kernel must reduce the root's rows: its input has the
+  // root's shape and it reduces the last dim.
   int64_t lanes = options.subgroupLanes;
-  bool laneRows = false;
-  // Some reduction of the kernel must reduce the root's rows: its input
-  // has the root's shape and it reduces the last dim.
   auto reducesRows = [&]() {
     auto type = dyn_cast<RankedTensorType>(rootOp->getResult(0).getType());
     bool found = false;
@@ -958,21 +931,30 @@ LogicalResult tileKernel(func::FuncOp kernel,
     });
     return found;
   };
+  std::optional<TilingPlan> lanePlan;
   if (options.maxThreads > 0 && lanes > 1 && reduced.count() == 1 &&
       reduced.test(iterators.size() - 1) &&
       iterators.back() == utils::IteratorType::parallel &&
       extents.back() % lanes == 0 && extents.back() >= 2 * lanes &&
       reducesRows()) {
-    std::optional<TilingPlan> p =
-        planGPU(iterators, extents, llvm::SmallBitVector(reduced.size()),
-                options.maxThreads, extents.back() / lanes);
+    lanePlan = planGPU(iterators, extents, llvm::SmallBitVector(reduced.size()),
+                       options.maxThreads, extents.back() / lanes);
     // The lanes must be the row's threads (x = the root's last loop).
-    if (p && p->workgroupSize[0] == lanes &&
-        p->threadTiles.back() == extents.back() / lanes) {
-      plan = *p;
-      laneRows = true;
-    }
+    if (lanePlan && (lanePlan->workgroupSize[0] != lanes ||
+                     lanePlan->threadTiles.back() != extents.back() / lanes))
+      lanePlan.reset();
   }
+  TilingPlan plan;
+  if (lanePlan)
+    plan = *lanePlan;
+  else if (options.maxThreads > 0)
+    plan = planGPUTiled(iterators, extents, reduced,
+                        reusingLoops(kernel, root, iterators.size()),
+                        options.maxThreads);
+  else
+    plan = planCPU(iterators, extents, reduced, preferred,
+                   kernelWork(kernel, extents), options.targetWorkgroups,
+                   options.minWork, channels, padsInput);
   // On GPUs one thread for the whole kernel is the worst plan: splitting
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).
@@ -1003,7 +985,7 @@ LogicalResult tileKernel(func::FuncOp kernel,
       return rootOp->emitError("cannot normalize the thread loop");
   }
   record(plan.grid, plan.workgroupSize);
-  if (laneRows)
+  if (lanePlan)
     kernel->setAttr(dlc::kSubgroupLanesAttr, b.getI64IntegerAttr(lanes));
   return success();
 }

@@ -4,6 +4,8 @@
 
 #include "dlc/Codegen/Passes.h"
 
+#include "../../runtime/include/dlc/artifact_format.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -31,11 +33,11 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   tiling.minWork = 16384;
   tiling.maxThreads =
       target.isGPU() ? std::min<unsigned>(target.maxWorkgroupSize, 256) : 0;
-  // Vulkan with subgroup operations: 8 lanes share each row reduction
-  // (`+subgroup` asks for subgroups of at least 8 invocations).
+  // Vulkan with subgroup operations: lanes share each row reduction
+  // (`+subgroup` asks for subgroups of at least that many invocations).
   bool subgroupRows = target.kind == TargetKind::Vulkan && target.hasSubgroups;
   if (subgroupRows)
-    tiling.subgroupLanes = kSubgroupRowLanes;
+    tiling.subgroupLanes = DLCX_MIN_SUBGROUP_SIZE;
   pm.addPass(createTileAndDistribute(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -20,11 +20,6 @@ namespace dlc {
 
 enum class TargetKind { CPU, Vulkan, CUDA };
 
-/// Lanes that share a row reduction on Vulkan with `+subgroup`; the
-/// runtime accepts such artifacts only on devices whose subgroups have at
-/// least this many invocations.
-constexpr unsigned kSubgroupRowLanes = 8;
-
 struct TargetDescription {
   TargetKind kind = TargetKind::CPU;
 
@@ -38,7 +33,7 @@ struct TargetDescription {
   bool hasFloat16 = false;     ///< fp16 arithmetic and storage
   bool hasInt8Storage = false; ///< 8-bit storage buffers (Vulkan)
   bool hasInt8DotProduct = false;
-  bool hasSubgroups = false; ///< subgroups of >= kSubgroupRowLanes (Vulkan)
+  bool hasSubgroups = false; ///< subgroups of >= DLCX_MIN_SUBGROUP_SIZE
   bool hasInt64 = false;     ///< 64-bit integers in kernels
   unsigned subgroupSize = 1;
   unsigned maxWorkgroupSize = 1;  ///< threads per workgroup

@@ -30,6 +30,10 @@ extern "C" {
 #define DLCX_VERSION_MAJOR 1u
 #define DLCX_VERSION_MINOR 1u
 #define DLCX_ALIGNMENT 64u
+/* Lanes that share a row reduction in kernels of the VK_SUBGROUP feature
+ * (their xor shuffles must stay inside one subgroup): devices need
+ * subgroups of at least this many invocations. */
+#define DLCX_MIN_SUBGROUP_SIZE 8u
 #define DLCX_MAX_RANK 8u
 #define DLCX_NO_INDEX 0xffffffffu
 /* Bytes [0, DLCX_CHECKSUM_START) are not covered by the checksum: the magic,

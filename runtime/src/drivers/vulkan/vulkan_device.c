@@ -42,9 +42,6 @@ static const struct {
     {"VK_KHR_shader_integer_dot_product", DLC_VK_VERSION(1, 3)}};
 #define DLC_VK_EXTENSION_COUNT 3u
 
-/* The lanes dlc-compile's +subgroup lets share a row (kSubgroupRowLanes):
- * their shuffles must stay inside one subgroup. */
-#define DLC_VK_MIN_SUBGROUP_SIZE 8u
 /* Subgroup operations DLCX_FEATURE_VK_SUBGROUP promises, in compute: what
  * dlc-compile's +subgroup enables (GroupNonUniform, its Arithmetic and
  * Shuffle capabilities). */
@@ -380,7 +377,7 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
   if ((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
       (subgroup.supportedOperations & DLC_VK_SUBGROUP_OPS) ==
           DLC_VK_SUBGROUP_OPS &&
-      subgroup.subgroupSize >= DLC_VK_MIN_SUBGROUP_SIZE)
+      subgroup.subgroupSize >= DLCX_MIN_SUBGROUP_SIZE)
     d->features |= DLCX_FEATURE_VK_SUBGROUP;
   if (features.features.shaderInt64)
     d->features |= DLCX_FEATURE_VK_INT64;
