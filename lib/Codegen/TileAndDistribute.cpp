@@ -34,22 +34,61 @@ int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
 }
 
 /// Loops of `root` that some other op of the kernel reduces over: splitting
-/// them would make every workgroup recompute the whole reduction.
+/// them would make every workgroup (or thread) recompute the whole
+/// reduction, and hold all of its input. Found two ways, from the
+/// reductions' own indexing (not from where reductions usually are: a
+/// softmax over a channel axis reduces a middle dim):
+/// - a root operand that a reduction of the kernel computes stays the same
+///   along the root loops its indexing map omits (the broadcast of a row
+///   statistic along its row);
+/// - a reduction whose input has the shape of the root's result reduces the
+///   root loops that write the input dims it reduces.
 llvm::SmallBitVector reducedLoops(func::FuncOp kernel, TilingInterface root,
                                   unsigned numLoops) {
   llvm::SmallBitVector reduced(numLoops);
-  bool hasReduction = false;
+  auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+  if (!rootOp || rootOp.getNumDpsInits() != 1 ||
+      rootOp.getNumLoops() != numLoops)
+    return reduced;
+  auto isStatistic = [&](linalg::LinalgOp op) {
+    return op && op != rootOp && op.getNumReductionLoops() > 0 &&
+           !linalg::isaContractionOpInterface(op) &&
+           !linalg::isaConvolutionOpInterface(op);
+  };
+  for (OpOperand *operand : rootOp.getDpsInputOperands()) {
+    if (!isStatistic(operand->get().getDefiningOp<linalg::LinalgOp>()))
+      continue;
+    AffineMap map = rootOp.getMatchingIndexingMap(operand);
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (rootOp.getIteratorTypesArray()[d] == utils::IteratorType::parallel &&
+          !map.isFunctionOfDim(d))
+        reduced.set(d);
+  }
+  // The root loop that writes each dim of its result (identity or
+  // permuted output maps).
+  AffineMap out = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+  SmallVector<int64_t> loopOfDim(out.getNumResults(), -1);
+  for (auto [r, e] : llvm::enumerate(out.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      loopOfDim[r] = dim.getPosition();
+  Type resultType = rootOp.getDpsInitOperand(0)->get().getType();
   kernel.walk([&](linalg::LinalgOp op) {
-    if (op.getOperation() != root.getOperation() &&
-        op.getNumReductionLoops() > 0 &&
-        !linalg::isaContractionOpInterface(op) &&
-        !linalg::isaConvolutionOpInterface(op))
-      hasReduction = true;
+    if (!isStatistic(op))
+      return;
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      if (input->get().getType() != resultType)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(input);
+      for (auto [r, e] : llvm::enumerate(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (dim &&
+            iterators[dim.getPosition()] == utils::IteratorType::reduction &&
+            loopOfDim[r] >= 0)
+          reduced.set(loopOfDim[r]);
+      }
+    }
   });
-  // Statistics reductions (softmax, norms) reduce over trailing dims in
-  // practice; keep the innermost loop whole when there is one.
-  if (hasReduction && numLoops > 0)
-    reduced.set(numLoops - 1);
   return reduced;
 }
 

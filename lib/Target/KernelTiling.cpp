@@ -11,10 +11,15 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVEnums.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -152,4 +157,64 @@ LogicalResult dlc::rejectGridSharedStackCopies(ModuleOp module) {
     return WalkResult::interrupt();
   });
   return failure(shared.wasInterrupted());
+}
+
+/// Whether `type` lives in a thread's private memory: the default memory
+/// space (CUDA's local memory) or SPIR-V's Function storage class.
+static bool isPrivate(MemRefType type) {
+  Attribute space = type.getMemorySpace();
+  if (!space)
+    return true;
+  if (auto storage = dyn_cast<spirv::StorageClassAttr>(space))
+    return storage.getValue() == spirv::StorageClass::Function;
+  return false;
+}
+
+LogicalResult dlc::rejectLargePrivateMemory(ModuleOp module,
+                                            const TargetDescription &target) {
+  uint64_t limit = target.maxPrivateMemoryBytes;
+  if (limit == 0)
+    return success();
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (!f->hasAttr(kKernelAttr))
+      continue;
+    // An upper bound: buffers that are live one after another still count
+    // twice; the kernels that come near the limit hold a few large ones.
+    uint64_t total = 0;
+    memref::AllocaOp largest;
+    uint64_t largestBytes = 0;
+    f.walk([&](memref::AllocaOp alloca) {
+      MemRefType type = alloca.getType();
+      if (!isPrivate(type) || !type.hasStaticShape())
+        return;
+      uint64_t bytes = static_cast<uint64_t>(type.getNumElements()) *
+                       llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      total += bytes;
+      if (bytes > largestBytes) {
+        largestBytes = bytes;
+        largest = alloca;
+      }
+    });
+    if (total <= limit)
+      continue;
+    llvm::SetVector<StringRef> nodes;
+    f.walk([&](Operation *op) {
+      op->getLoc()->walk([&](Location l) {
+        if (auto name = dyn_cast<NameLoc>(l))
+          nodes.insert(name.getName().getValue());
+        return WalkResult::advance();
+      });
+    });
+    InFlightDiagnostic diag =
+        emitError(largest.getLoc(), "kernel '")
+        << f.getSymName() << "' needs " << total
+        << " bytes of private memory per thread, more than the "
+        << target.maxPrivateMemoryBytes << " that " << target.str()
+        << " allows (its largest buffer: " << largestBytes << " bytes of "
+        << largest.getType() << ")";
+    if (!nodes.empty())
+      diag << "; ONNX nodes in the kernel: " << llvm::join(nodes, ", ");
+    return failure();
+  }
+  return success();
 }

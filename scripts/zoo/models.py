@@ -420,6 +420,173 @@ def build_textdet():
 
 
 # ---------------------------------------------------------------------------
+# Detectors
+
+
+def yolo_conv(g, x, cin, cout, k, stride=1, name="cv1", gain=1.0):
+    """ultralytics' Conv module exported in eval mode: Conv with the
+    BatchNorm folded in, then SiLU as Sigmoid/Mul."""
+    with g.scope(name):
+        return B.conv(g, x, cin, cout, k, stride=stride, bias=False,
+                      bn="fold", act="silu", name="conv", gain=gain)
+
+
+def c2f(g, x, c1, c2, n, shortcut, name):
+    """C2f: cv1 (1x1) to 2c channels, Split in halves (chunk), n
+    bottlenecks on the last chunk, Concat of every chunk, cv2 (1x1)."""
+    c = c2 // 2
+    with g.scope(name):
+        y = yolo_conv(g, x, c1, 2 * c, 1, name="cv1")
+        ys = list(g.op("Split", [y, g.const([c, c])], outputs=2, axis=1))
+        for i in range(n):
+            with g.scope("m", str(i)):
+                h = yolo_conv(g, ys[-1], c, c, 3, name="cv1")
+                h = yolo_conv(g, h, c, c, 3, name="cv2",
+                              gain=0.5 if shortcut else 1.0)
+                if shortcut:
+                    h = g.op("Add", [ys[-1], h])
+            ys.append(h)
+        y = g.op("Concat", ys, axis=1)
+        return yolo_conv(g, y, (2 + n) * c, c2, 1, name="cv2")
+
+
+def sppf(g, x, c1, c2, name):
+    """SPPF: cv1, three chained MaxPool 5x5/1 pad 2, Concat, cv2."""
+    c = c1 // 2
+    with g.scope(name):
+        y = [yolo_conv(g, x, c1, c, 1, name="cv1")]
+        for _ in range(3):
+            y.append(g.op("MaxPool", [y[-1]], kernel_shape=[5, 5],
+                          strides=[1, 1], pads=[2, 2, 2, 2],
+                          dilations=[1, 1], ceil_mode=0))
+        return yolo_conv(g, g.op("Concat", y, axis=1), 4 * c, c2, 1,
+                         name="cv2")
+
+
+def yolo_anchors(g, sizes, strides):
+    """make_anchors() as traced by torch.onnx: per level, Range of cell
+    centres for x and y, a meshgrid by Reshape + Expand, stacked by
+    Unsqueeze + Concat, and a stride column by Expand; Concat over levels,
+    then Transpose to (2, A) and (1, A)."""
+    points, stride_cols = [], []
+    for (h, w), s in zip(sizes, strides):
+        sx = g.op("Add", [g.op("Range", [g.const(0.0, np.float32),
+                                         g.const(float(w), np.float32),
+                                         g.const(1.0, np.float32)]),
+                          g.const(0.5, np.float32)])
+        sy = g.op("Add", [g.op("Range", [g.const(0.0, np.float32),
+                                         g.const(float(h), np.float32),
+                                         g.const(1.0, np.float32)]),
+                          g.const(0.5, np.float32)])
+        grid = g.const([h, w])
+        gy = g.op("Expand", [B.reshape(g, sy, [h, 1]), grid])
+        gx = g.op("Expand", [B.reshape(g, sx, [1, w]), grid])
+        xy = g.op("Concat", [B.unsqueeze(g, gx, [-1]), B.unsqueeze(g, gy, [-1])],
+                  axis=-1)
+        points.append(B.reshape(g, xy, [-1, 2]))
+        stride_cols.append(g.op("Expand", [g.const([[float(s)]], np.float32),
+                                           g.const([h * w, 1])]))
+    anchors = g.op("Transpose", [g.op("Concat", points, axis=0)], perm=[1, 0])
+    stride = g.op("Transpose", [g.op("Concat", stride_cols, axis=0)],
+                  perm=[1, 0])
+    return B.unsqueeze(g, anchors, [0]), stride
+
+
+@zoo_model("YOLOv8n detector as ultralytics exports it (opset 17, 320x320, "
+           "18 classes): SiLU convs with BN folded, C2f (Split, bottlenecks, "
+           "Concat), SPPF (chained MaxPool 5x5), nearest Resize 2x, PAN "
+           "Concats, decoupled head; DFL (Reshape 4x16, Transpose, Softmax, "
+           "1x1 Conv with weights 0..15), anchors and strides from "
+           "Range/Expand/Concat, box decode by Slice/Sub/Add/Div/Concat/Mul, "
+           "output 1x22x2100", TOL_CNN)
+def build_yolov8n():
+    nc, reg_max, size = 18, 16, 320
+    g = GraphBuilder("yolov8n", 17, 11)
+    x, spec = image_input(g, "images", [1, 3, size, size])
+    # The IMAGE_INPUT range fits normalized images; ultralytics feeds [0, 1].
+    spec.update(low=0.0, high=1.0, note="RGB in [0, 1] (ultralytics' input)")
+    x = yolo_conv(g, x, 3, 16, 3, 2, name="model.0")
+    feats = {}
+    # (layer, kind, args): the backbone of yolov8n.yaml at width 0.25,
+    # depth 0.33.
+    backbone = [(1, "conv", (16, 32)), (2, "c2f", (32, 32, 1)),
+                (3, "conv", (32, 64)), (4, "c2f", (64, 64, 2)),
+                (5, "conv", (64, 128)), (6, "c2f", (128, 128, 2)),
+                (7, "conv", (128, 256)), (8, "c2f", (256, 256, 1))]
+    for layer, kind, args in backbone:
+        name = "model.%d" % layer
+        if kind == "conv":
+            x = yolo_conv(g, x, args[0], args[1], 3, 2, name=name)
+        else:
+            x = c2f(g, x, args[0], args[1], args[2], True, name)
+        feats[layer] = x
+    x = sppf(g, x, 256, 256, "model.9")
+    feats[9] = x
+    with g.scope("model.10"):
+        x = resize_nearest(g, x, 2)
+    x = c2f(g, g.op("Concat", [x, feats[6]], axis=1), 384, 128, 1, False,
+            "model.12")
+    p4_in = x
+    with g.scope("model.13"):
+        x = resize_nearest(g, x, 2)
+    p3 = c2f(g, g.op("Concat", [x, feats[4]], axis=1), 192, 64, 1, False,
+             "model.15")
+    x = yolo_conv(g, p3, 64, 64, 3, 2, name="model.16")
+    p4 = c2f(g, g.op("Concat", [x, p4_in], axis=1), 192, 128, 1, False,
+             "model.18")
+    x = yolo_conv(g, p4, 128, 128, 3, 2, name="model.19")
+    p5 = c2f(g, g.op("Concat", [x, feats[9]], axis=1), 384, 256, 1, False,
+             "model.21")
+    # Detect: a box branch (4 * reg_max distance bins) and a class branch
+    # per level, concatenated and flattened to (1, 4*reg_max + nc, A).
+    no = 4 * reg_max + nc
+    c2, c3 = 64, 64
+    levels = []
+    with g.scope("model.22"):
+        for i, (f, c) in enumerate([(p3, 64), (p4, 128), (p5, 256)]):
+            with g.scope("cv2", str(i)):
+                b = yolo_conv(g, f, c, c2, 3, name="0")
+                b = yolo_conv(g, b, c2, c2, 3, name="1")
+                b = B.conv(g, b, c2, 4 * reg_max, 1, name="2", gain=2.0)
+            with g.scope("cv3", str(i)):
+                k = yolo_conv(g, f, c, c3, 3, name="0")
+                k = yolo_conv(g, k, c3, c3, 3, name="1")
+                k = B.conv(g, k, c3, nc, 1, name="2", gain=8.0)
+            y = g.op("Concat", [b, k], axis=1)
+            levels.append(B.reshape(g, y, [1, no, -1]))
+        x = g.op("Concat", levels, axis=2)
+        box, cls = g.op("Split", [x, g.const([4 * reg_max, nc])], outputs=2,
+                        axis=1)
+        anchors = (size // 8, size // 8), (size // 16, size // 16), \
+            (size // 32, size // 32)
+        count = sum(h * w for h, w in anchors)
+        with g.scope("dfl"):
+            d = B.reshape(g, box, [1, 4, reg_max, count])
+            d = g.op("Softmax", [g.op("Transpose", [d], perm=[0, 2, 1, 3])],
+                     axis=1)
+            w = np.arange(reg_max, dtype=np.float32).reshape(
+                1, reg_max, 1, 1)
+            with g.scope("conv"):
+                d = g.op("Conv", [d, g.initializer(w, "weight")],
+                         kernel_shape=[1, 1], strides=[1, 1],
+                         pads=[0, 0, 0, 0], dilations=[1, 1], group=1)
+            d = B.reshape(g, d, [1, 4, count])
+        anchor_points, stride = yolo_anchors(g, anchors, [8, 16, 32])
+        # dist2bbox(xywh=True): lt, rb = chunk(2); centre and size.
+        lt = g.op("Slice", [d, g.const([0]), g.const([2]), g.const([1])])
+        rb = g.op("Slice", [d, g.const([2]), g.const([4]), g.const([1])])
+        x1y1 = g.op("Sub", [anchor_points, lt])
+        x2y2 = g.op("Add", [anchor_points, rb])
+        cxy = g.op("Div", [g.op("Add", [x1y1, x2y2]),
+                           g.const(2.0, np.float32)])
+        wh = g.op("Sub", [x2y2, x1y1])
+        dbox = g.op("Mul", [g.op("Concat", [cxy, wh], axis=1), stride])
+        y = g.op("Concat", [dbox, g.op("Sigmoid", [cls])], axis=1)
+    g.output(y, "output0", np.float32, [1, 4 + nc, count])
+    return g, [spec]
+
+
+# ---------------------------------------------------------------------------
 # Transformers
 
 

@@ -59,6 +59,41 @@ func.func @row_reduction(%x: tensor<6x10xf32>) -> tensor<6x10xf32> attributes {d
 
 // -----
 
+// A statistic over a middle dim (YOLOv8's DFL softmax over 16 bins of
+// [1, 16, 4, N]): that loop stays whole and the others are distributed.
+// Keeping the innermost loop whole instead, as if every statistic reduced
+// rows, gave each GPU thread 16 x 2048 exponentials in private memory,
+// which lavapipe silently got wrong.
+// CHECK-LABEL: func.func @middle_dim_reduction
+// CHECK-SAME: dlc.grid = array<i64: 2, 4, 1>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 2048) step (1, 1024)
+// CHECK: tensor.extract_slice %{{.*}} [1, 16, 1, 1024]
+// GPU-LABEL: func.func @middle_dim_reduction
+// GPU-SAME: dlc.grid = array<i64: 32, 4, 1>, dlc.kernel, dlc.workgroup_size = array<i64: 64, 1, 1>
+// GPU: scf.forall (%{{.*}}) in (64)
+// GPU-NEXT: tensor.extract_slice %{{.*}} [1, 16, 1, 1]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#stat = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+func.func @middle_dim_reduction(%x: tensor<1x16x4x2048xf32>) -> tensor<1x16x4x2048xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<1x4x2048xf32>
+  %e2 = tensor.empty() : tensor<1x16x4x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x4x2048xf32>) -> tensor<1x4x2048xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #stat], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%x : tensor<1x16x4x2048xf32>) outs(%f : tensor<1x4x2048xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x2048xf32>
+  %r = linalg.generic {indexing_maps = [#id, #stat, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %sum : tensor<1x16x4x2048xf32>, tensor<1x4x2048xf32>) outs(%e2 : tensor<1x16x4x2048xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<1x16x4x2048xf32>
+  return %r : tensor<1x16x4x2048xf32>
+}
+
+// -----
+
 // A result that is not computed by a tileable op runs as one workgroup.
 // CHECK-LABEL: func.func @concat
 // CHECK-SAME: dlc.grid = array<i64: 1, 1, 1>

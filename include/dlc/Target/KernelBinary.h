@@ -53,6 +53,12 @@ mlir::LogicalResult runKernelTilingPipeline(mlir::ModuleOp module,
 /// (after runKernelTilingPipeline), while the thread loops are still there.
 mlir::LogicalResult rejectGridSharedStackCopies(mlir::ModuleOp module);
 
+/// Fails with an error naming the kernel when its private (per-thread) stack
+/// buffers add up to more than the target's maxPrivateMemoryBytes. Call on
+/// the tiled GPU kernels (after runKernelTilingPipeline).
+mlir::LogicalResult rejectLargePrivateMemory(mlir::ModuleOp module,
+                                             const TargetDescription &target);
+
 /// Compiles the kernel functions of `module` (tensor level, as produced by
 /// dlc-outline-dispatches) to native code: an ELF shared object, or with
 /// `relocatable` a relocatable object for static linking.

@@ -38,8 +38,12 @@ struct TargetDescription {
   unsigned subgroupSize = 1;
   unsigned maxWorkgroupSize = 1;  ///< threads per workgroup
   uint64_t sharedMemoryBytes = 0; ///< per workgroup
-  unsigned vectorBits = 128;      ///< preferred SIMD width (CPU)
-  bool isHosted = true;           ///< CPU: has threads and a loader
+  /// GPUs: the most private (per-thread) memory a kernel may use. Beyond a
+  /// device's limit a driver may refuse the pipeline or, worse, run it and
+  /// compute garbage; so codegen refuses such kernels (0: no limit).
+  uint64_t maxPrivateMemoryBytes = 0;
+  unsigned vectorBits = 128; ///< preferred SIMD width (CPU)
+  bool isHosted = true;      ///< CPU: has threads and a loader
 
   /// Parses `cpu`, `cpu:<triple>`, `vulkan[:+feature,...]` or `cuda:sm_XX`.
   static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);

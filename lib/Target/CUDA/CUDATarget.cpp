@@ -112,7 +112,8 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
   MLIRContext *ctx = module.getContext();
   Location loc = module.getLoc();
   if (failed(runKernelTilingPipeline(module, target, out.kernels)) ||
-      failed(rejectGridSharedStackCopies(module)))
+      failed(rejectGridSharedStackCopies(module)) ||
+      failed(rejectLargePrivateMemory(module, target)))
     return failure();
   // A model whose outputs need no kernel (empty tensors, pure reshapes of
   // constants) has no PTX module.

@@ -126,7 +126,8 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   ctx->loadDialect<spirv::SPIRVDialect, gpu::GPUDialect>();
   Location loc = module.getLoc();
   if (failed(runKernelTilingPipeline(module, target, out.kernels)) ||
-      failed(rejectGridSharedStackCopies(module)))
+      failed(rejectGridSharedStackCopies(module)) ||
+      failed(rejectLargePrivateMemory(module, target)))
     return failure();
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(pm)))
