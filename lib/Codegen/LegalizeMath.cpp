@@ -162,6 +162,56 @@ struct ExpandNumMinMax : public OpRewritePattern<Op> {
   }
 };
 
+/// f64 -> f16 where the target has no such conversion (LLVM would call
+/// __truncdfhf2, which kernels cannot import): through f32 rounded to odd,
+/// then to f16 half to even. f32 keeps 13 bits more than f16, so the
+/// rounding to odd (truncate toward zero, set the last bit when inexact)
+/// leaves the second rounding the information it needs: the result is the
+/// correctly rounded f16, with no double-rounding error. Overflow past
+/// f32 stays odd (the largest f32) and becomes f16 infinity; NaN passes.
+struct ExpandTruncF64ToF16 : public OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getIn();
+    if (!getElementTypeOrSelf(x.getType()).isF64() ||
+        !getElementTypeOrSelf(op.getType()).isF16())
+      return failure();
+    Location loc = op.getLoc();
+    auto like = [&](Type elem) -> Type {
+      if (auto shaped = dyn_cast<ShapedType>(x.getType()))
+        return shaped.clone(elem);
+      return elem;
+    };
+    Type f32 = like(rewriter.getF32Type()), i32 = like(rewriter.getI32Type());
+    auto constant = [&](int64_t v) -> Value {
+      TypedAttr attr = rewriter.getI32IntegerAttr(v);
+      if (auto vec = dyn_cast<VectorType>(i32))
+        attr = SplatElementsAttr::get(vec, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    Value nearest = arith::TruncFOp::create(rewriter, loc, f32, x);
+    Value back = arith::ExtFOp::create(rewriter, loc, x.getType(), nearest);
+    Value inexact = arith::CmpFOp::create(rewriter, loc,
+                                          arith::CmpFPredicate::ONE, back, x);
+    Value away =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT,
+                              math::AbsFOp::create(rewriter, loc, back),
+                              math::AbsFOp::create(rewriter, loc, x));
+    Value bits = arith::BitcastOp::create(rewriter, loc, i32, nearest);
+    // The magnitude one step toward zero: the bits minus one, either sign.
+    Value toward = arith::SelectOp::create(
+        rewriter, loc, away,
+        arith::SubIOp::create(rewriter, loc, bits, constant(1)), bits);
+    Value odd = arith::SelectOp::create(
+        rewriter, loc, inexact,
+        arith::OrIOp::create(rewriter, loc, toward, constant(1)), bits);
+    Value f = arith::BitcastOp::create(rewriter, loc, f32, odd);
+    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), f);
+    return success();
+  }
+};
+
 struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
@@ -180,6 +230,8 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
       patterns.add<ExpandRoundEven>(&getContext(), /*benefit=*/2);
       math::populateExpansionPatterns(patterns, {"roundeven"});
     }
+    if (expandF64ToF16)
+      patterns.add<ExpandTruncF64ToF16>(&getContext());
     if (expandNumMinMax)
       patterns
           .add<ExpandNumMinMax<arith::MaxNumFOp, arith::CmpFPredicate::OGT>,

@@ -83,3 +83,30 @@ func.func @num_min_max(%a: f32, %b: f32) -> (f32, f32) {
   %1 = arith.minnumf %a, %b : f32
   return %0, %1 : f32, f32
 }
+
+// -----
+
+// x86 without AVX512-FP16 has no f64 -> f16 conversion (LLVM would call
+// __truncdfhf2): with expand-f64-to-f16 it goes through f32 rounded to odd,
+// then to f16; other truncations are left alone.
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-f64-to-f16=true" | FileCheck %s --check-prefix=F16
+// F16-LABEL: func.func @f64_to_f16
+// F16: %[[N:.*]] = arith.truncf %[[X:.*]] : f64 to f32
+// F16: %[[B:.*]] = arith.extf %[[N]] : f32 to f64
+// F16: %[[INEXACT:.*]] = arith.cmpf one, %[[B]], %[[X]] : f64
+// F16: %[[AWAY:.*]] = arith.cmpf ogt
+// F16: %[[BITS:.*]] = arith.bitcast %[[N]] : f32 to i32
+// F16: %[[DOWN:.*]] = arith.subi %[[BITS]]
+// F16: %[[T:.*]] = arith.select %[[AWAY]], %[[DOWN]], %[[BITS]]
+// F16: %[[ODD:.*]] = arith.ori %[[T]]
+// F16: %[[R:.*]] = arith.select %[[INEXACT]], %[[ODD]], %[[BITS]]
+// F16: %[[F:.*]] = arith.bitcast %[[R]] : i32 to f32
+// F16: arith.truncf %[[F]] : f32 to f16
+// F16: arith.truncf %{{.*}} : f32 to f16
+// F16-NOT: arith.truncf
+// F16-NOT: arith.extf
+func.func @f64_to_f16(%x: f64, %y: f32) -> (f16, f16) {
+  %0 = arith.truncf %x : f64 to f16
+  %1 = arith.truncf %y : f32 to f16
+  return %0, %1 : f16, f16
+}

@@ -96,7 +96,10 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     round as `copysign((|x| + 2^p) - 2^p, x)` for |x| < 2^p (p = 23 or 52),
     half to even without an integer conversion. `expand-num-min-max` turns
     `arith.maxnumf`/`minnumf` into comparisons and selects, for targets
-    where they are library calls (fmaxf on ARMv7).
+    where they are library calls (fmaxf on ARMv7). `expand-f64-to-f16`
+    converts f64 to f16 through f32 rounded to odd (correctly rounded, no
+    double rounding), for targets without that conversion (x86 without
+    AVX512-FP16, where LLVM would call __truncdfhf2).
   }];
   let options = [
     Option<"nativeRoundEven", "native-roundeven", "bool", "false",
@@ -104,6 +107,8 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
            "instruction">,
     Option<"expandNumMinMax", "expand-num-min-max", "bool", "false",
            "Expand arith.maxnumf/minnumf into compares and selects">,
+    Option<"expandF64ToF16", "expand-f64-to-f16", "bool", "false",
+           "Convert f64 to f16 through f32 rounded to odd">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",

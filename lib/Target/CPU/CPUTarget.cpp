@@ -105,6 +105,21 @@ bool hasNativeRoundEven(const llvm::TargetMachine &tm) {
   }
 }
 
+/// Whether LLVM converts f64 to f16 in one instruction on this target
+/// (AArch64's fcvt, x86's AVX512-FP16 vcvtsd2sh) rather than calling
+/// __truncdfhf2.
+bool hasNativeF64ToF16(const llvm::TargetMachine &tm) {
+  switch (tm.getTargetTriple().getArch()) {
+  case llvm::Triple::x86_64:
+  case llvm::Triple::x86:
+    return tm.getMCSubtargetInfo()->checkFeatures("+avx512fp16");
+  case llvm::Triple::aarch64:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// Finds ld.lld: next to the LLVM tools dlc was built against, else on PATH.
 std::string findLinker() {
   for (const char *dir : {DLC_LLVM_TOOLS_DIR})
@@ -184,7 +199,8 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   std::string legalizeMath =
       std::string("dlc-legalize-math{native-roundeven=") +
       (hasNativeRoundEven(*tm) ? "true" : "false") +
-      " expand-num-min-max=" + (armv7 ? "true" : "false") + "}";
+      " expand-num-min-max=" + (armv7 ? "true" : "false") +
+      " expand-f64-to-f16=" + (hasNativeF64ToF16(*tm) ? "false" : "true") + "}";
   lower.addPass(createCPUScratch());
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +
