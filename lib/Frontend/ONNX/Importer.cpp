@@ -33,8 +33,10 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <climits>
+#include <limits>
 #include <map>
 #include <memory>
+#include <set>
 
 using namespace mlir;
 
@@ -84,6 +86,10 @@ public:
 
 private:
   LogicalResult readOpsets();
+  LogicalResult validateGraph();
+  LogicalResult checkAgainstSchema(const ::onnx::NodeProto &node,
+                                   unsigned index);
+  LogicalResult sortNodes();
   LogicalResult bindInputs();
   LogicalResult pinInputShapes();
   LogicalResult runShapeInference();
@@ -161,6 +167,226 @@ FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
                         ? dim.dim_value()
                         : ShapedType::kDynamic);
   return Type(RankedTensorType::get(shape, elementType));
+}
+
+/// The newest ONNX IR version (onnx 1.19's); newer files may still import,
+/// but a version far beyond it is a damaged or hostile header.
+constexpr int64_t kNewestIRVersion = 12;
+
+/// Attributes that divide or size a window: ONNX's shape inference divides
+/// by them, so they are checked before it runs.
+static bool mustBePositive(StringRef op, StringRef attr) {
+  static const llvm::StringSet<> windowed = {
+      "Conv",    "ConvTranspose", "ConvInteger", "QLinearConv",
+      "MaxPool", "AveragePool",   "LpPool",      "MaxUnpool",
+      "Col2Im",  "DeformConv"};
+  if (!windowed.contains(op))
+    return false;
+  return attr == "strides" || attr == "dilations" || attr == "kernel_shape" ||
+         attr == "group";
+}
+
+LogicalResult ModelImporter::validateGraph() {
+  if (model.ir_version() < 1)
+    return emitError(fileLoc, "the model's ir_version is ")
+           << model.ir_version() << "; an ONNX model declares 1 or more";
+  if (model.ir_version() > kNewestIRVersion)
+    return emitError(fileLoc, "the model's ir_version is ")
+           << model.ir_version() << ", newer than any ONNX IR version dlc "
+           << "knows (the newest is " << kNewestIRVersion << ")";
+  const ::onnx::GraphProto &graph = model.graph();
+  // Names a graph may give once: initializers, inputs (which IR < 4 also
+  // lists for initializers), outputs, and the values nodes define.
+  llvm::StringSet<> initializers, inputs, outputs;
+  for (const ::onnx::TensorProto &t : graph.initializer())
+    if (!initializers.insert(t.name()).second)
+      return emitError(fileLoc, "the graph has two initializers named '")
+             << t.name() << "'";
+  for (const ::onnx::ValueInfoProto &vi : graph.input())
+    if (!inputs.insert(vi.name()).second)
+      return emitError(fileLoc, "the graph has two inputs named '")
+             << vi.name() << "'";
+  for (const ::onnx::ValueInfoProto &vi : graph.output())
+    if (!outputs.insert(vi.name()).second)
+      return emitError(fileLoc, "the graph has two outputs named '")
+             << vi.name() << "'";
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(checkAgainstSchema(node, index)))
+      return failure();
+  return sortNodes();
+}
+
+LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
+                                                unsigned index) {
+  Location loc = nodeLoc(node, index);
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  auto opset = opsets.find(domain);
+  std::string header =
+      "node '" + nodeName(node, index) + "' (" + node.op_type();
+  if (opset != opsets.end())
+    header += ", opset " + std::to_string(opset->second);
+  header += "): ";
+  auto error = [&]() { return emitError(loc) << header; };
+  for (const ::onnx::AttributeProto &attr : node.attribute()) {
+    if (!mustBePositive(node.op_type(), attr.name()))
+      continue;
+    if (attr.type() == ::onnx::AttributeProto::INTS) {
+      for (int64_t v : attr.ints())
+        if (v <= 0)
+          return error() << "attribute '" << attr.name()
+                         << "' must be positive, but holds " << v;
+    } else if (attr.type() == ::onnx::AttributeProto::INT && attr.i() <= 0) {
+      return error() << "attribute '" << attr.name()
+                     << "' must be positive, but is " << attr.i();
+    }
+  }
+  // The operator's schema at the model's opset, from the ONNX library:
+  // input and output counts, attribute names and types, required
+  // attributes. Opsets newer than the library knows are left to the
+  // conversion handlers, which check what they read.
+  if (opset == opsets.end())
+    return success(); // importNode names the missing domain.
+  const auto &ranges =
+      ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto range = ranges.find(domain);
+  if (range == ranges.end() || opset->second > range->second.second)
+    return success();
+  const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(opset->second), domain);
+  if (!schema || schema->Deprecated())
+    return success(); // Conversion reports unsupported operators.
+  auto counts = [](int min, int max) {
+    if (min == max)
+      return std::to_string(min);
+    if (max == std::numeric_limits<int>::max())
+      return std::to_string(min) + " or more";
+    return std::to_string(min) + " to " + std::to_string(max);
+  };
+  std::string wants = "; " + node.op_type() + " takes ";
+  if (node.input_size() < schema->min_input() ||
+      node.input_size() > schema->max_input())
+    return error() << "has " << node.input_size() << " inputs" << wants
+                   << counts(schema->min_input(), schema->max_input());
+  if (node.output_size() < schema->min_output() ||
+      node.output_size() > schema->max_output())
+    return error() << "has " << node.output_size() << " outputs" << wants
+                   << counts(schema->min_output(), schema->max_output());
+  const auto &declared = schema->attributes();
+  for (const ::onnx::AttributeProto &attr : node.attribute()) {
+    auto it = declared.find(attr.name());
+    if (it == declared.end())
+      return error() << "has an attribute '" << attr.name() << "', which "
+                     << node.op_type() << " does not have at this opset";
+    if (attr.type() != it->second.type)
+      return error() << "attribute '" << attr.name() << "' is "
+                     << ::onnx::AttributeProto_AttributeType_Name(attr.type())
+                     << wants
+                     << ::onnx::AttributeProto_AttributeType_Name(
+                            it->second.type);
+  }
+  for (const auto &entry : declared) {
+    const std::string &name = entry.first;
+    if (entry.second.required &&
+        llvm::none_of(node.attribute(), [&](const ::onnx::AttributeProto &a) {
+          return a.name() == name;
+        }))
+      return error() << "missing required attribute '" << name << "'";
+  }
+  // What the checks above do not cover (output counts an operator allows
+  // only some of, ...).
+  try {
+    schema->Verify(node);
+  } catch (const std::exception &e) {
+    // The library's first line says what is wrong, after naming the node
+    // as "Node (name) " (or "Node (" alone for some messages).
+    StringRef why = StringRef(e.what()).split('\n').first.trim();
+    if (why.consume_front("Node (") && !node.name().empty())
+      why.consume_front(node.name());
+    why.consume_front(")");
+    why = why.trim();
+    return error() << "does not match the ONNX schema of " << node.op_type()
+                   << ": " << why;
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::sortNodes() {
+  ::onnx::GraphProto &graph = *model.mutable_graph();
+  int numNodes = graph.node_size();
+  llvm::StringMap<int> producer;
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    for (const std::string &out : node.output()) {
+      if (out.empty())
+        continue;
+      if (!producer.insert({out, static_cast<int>(index)}).second)
+        return emitError(nodeLoc(node, index))
+               << "node '" << nodeName(node, index) << "' (" << node.op_type()
+               << ") defines '" << out << "', which node '"
+               << nodeName(graph.node(producer[out]), producer[out])
+               << "' also defines";
+    }
+  // Edges from producers to readers; values from inputs, initializers or
+  // nowhere add none (importNode reports a value nobody defines).
+  std::vector<SmallVector<int>> readers(numNodes);
+  SmallVector<int> pending(numNodes, 0);
+  bool ordered = true;
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    for (const std::string &in : node.input()) {
+      auto it = producer.find(in);
+      if (in.empty() || it == producer.end())
+        continue;
+      readers[it->second].push_back(index);
+      ++pending[index];
+      ordered &= it->second < static_cast<int>(index);
+    }
+  if (ordered)
+    return success();
+  // ONNX asks for nodes in topological order; exporters mostly comply and
+  // ONNX Runtime sorts the rest. Sort stably (a node as early as allowed).
+  std::vector<int> order;
+  std::set<int> ready;
+  for (int i = 0; i < numNodes; ++i)
+    if (pending[i] == 0)
+      ready.insert(i);
+  while (!ready.empty()) {
+    int n = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(n);
+    for (int r : readers[n])
+      if (--pending[r] == 0)
+        ready.insert(r);
+  }
+  if (static_cast<int>(order.size()) != numNodes) {
+    // Walk back from a node left over along inputs still pending: every
+    // such node has one, so the walk repeats a node: that is the cycle.
+    int n = 0;
+    while (pending[n] == 0)
+      ++n;
+    SmallVector<int> path;
+    llvm::DenseMap<int, unsigned> seen;
+    while (!seen.count(n)) {
+      seen[n] = path.size();
+      path.push_back(n);
+      for (const std::string &in : graph.node(n).input()) {
+        auto it = producer.find(in);
+        if (!in.empty() && it != producer.end() && pending[it->second] > 0) {
+          n = it->second;
+          break;
+        }
+      }
+    }
+    // The path runs from readers to producers; print it the other way.
+    std::string cycle;
+    for (unsigned i = path.size(); i-- > seen[n];)
+      cycle += nodeName(graph.node(path[i]), path[i]) + " -> ";
+    cycle += nodeName(graph.node(path.back()), path.back());
+    return emitError(fileLoc, "the graph has a cycle: ") << cycle;
+  }
+  google::protobuf::RepeatedPtrField<::onnx::NodeProto> sorted;
+  for (int i : order)
+    *sorted.Add() = std::move(*graph.mutable_node(i));
+  graph.mutable_node()->Swap(&sorted);
+  return success();
 }
 
 LogicalResult ModelImporter::bindInputs() {
@@ -327,6 +553,19 @@ ModelImporter::importExternalTensor(::onnx::TensorProto &tensor,
            failure();
   SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
+  // The text of the location stays inside the directory; the file it
+  // resolves to must too (a symbolic link could point anywhere).
+  SmallString<256> realPath, realDir;
+  if (!llvm::sys::fs::real_path(path, realPath) &&
+      !llvm::sys::fs::real_path(baseDir, realDir)) {
+    llvm::sys::path::append(realDir, "");
+    if (!StringRef(realPath).starts_with(realDir))
+      return emitError(loc) << "tensor '" << tensor.name()
+                            << "' has external data location '" << location
+                            << "', which resolves to '" << realPath
+                            << "' outside the model's directory",
+             failure();
+  }
   uint64_t fileSize;
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize))
     return emitError(loc) << "external data file '" << path << "' of tensor '"
@@ -622,7 +861,7 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
 OwningOpRef<ModuleOp> ModelImporter::run() {
   if (!model.has_graph())
     return emitError(fileLoc, "the model has no graph"), nullptr;
-  if (failed(readOpsets()) || failed(bindInputs()) ||
+  if (failed(readOpsets()) || failed(validateGraph()) || failed(bindInputs()) ||
       failed(pinInputShapes()) ||
       (options.inferShapes && failed(runShapeInference())) ||
       failed(collectValueTypes()))

@@ -83,6 +83,14 @@ def main():
         external(out, "weights.bin", offset=0, length=16)
     elif kind == "external-escape":
         external(out, "../weights.bin")
+    elif kind == "external-symlink":
+        # A location inside the directory that is a link to a file outside.
+        external(out, "weights.bin")
+        d = os.path.dirname(out)
+        outside = os.path.join(os.path.dirname(os.path.abspath(d)),
+                               "outside.bin")
+        os.replace(os.path.join(d, "weights.bin"), outside)
+        os.symlink(outside, os.path.join(d, "weights.bin"))
     elif kind == "external-2gb":
         # The weights sit past 2 GiB in a sparse file: protobuf alone could
         # not hold such a model.
