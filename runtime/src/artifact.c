@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-#define DLC_SECTION_KIND_MAX DLCX_SECTION_CUBIN
+#define DLC_SECTION_KIND_MAX DLCX_SECTION_KERNEL_ARGS
 
 typedef struct dlc_validator_t {
   const uint8_t *data;
@@ -23,6 +23,10 @@ typedef struct dlc_validator_t {
   /* A string reference below this is NUL-terminated inside STRINGS. */
   uint64_t strings_limit;
   dlc_artifact_t *out;
+  /* Since 1.2 (NULL before): each kernel's grid, and the bytes of each of
+   * its buffers, kernel after kernel. */
+  const dlcx_kernel_grid_t *kernel_grids;
+  const uint64_t *kernel_args;
 } dlc_validator_t;
 
 static dlc_status_t dlc_invalid(dlc_validator_t *v, const char *format, ...)
@@ -55,8 +59,9 @@ static int dlc_ranges_overlap(uint64_t a, uint64_t a_size, uint64_t b,
 
 static const char *dlc_section_name(uint32_t kind) {
   static const char *const names[] = {
-      "?",  "STRINGS", "TENSORS",   "KERNELS", "LAUNCHES", "BINDINGS",
-      "IO", "CODE",    "CONSTANTS", "MODEL",   "CUBIN"};
+      "?",        "STRINGS",      "TENSORS",    "KERNELS",   "LAUNCHES",
+      "BINDINGS", "IO",           "CODE",       "CONSTANTS", "MODEL",
+      "CUBIN",    "KERNEL_GRIDS", "KERNEL_ARGS"};
   return kind <= DLC_SECTION_KIND_MAX ? names[kind] : "?";
 }
 
@@ -381,6 +386,90 @@ static dlc_status_t dlc_check_kernel(dlc_validator_t *v, uint32_t index) {
   return DLC_OK;
 }
 
+/* Since 1.2: a launch runs its kernel on the grid the kernel was compiled
+ * for, and binds buffers of the sizes the kernel reads and writes. */
+/* The 1.2 kernel tables: present exactly from 1.2, one grid per kernel,
+ * one size per kernel buffer. */
+static dlc_status_t dlc_check_kernel_limits(
+    dlc_validator_t *v,
+    const dlcx_section_t *by_kind[DLC_SECTION_KIND_MAX + 1]) {
+  const dlcx_section_t *grids = by_kind[DLCX_SECTION_KERNEL_GRIDS];
+  const dlcx_section_t *args = by_kind[DLCX_SECTION_KERNEL_ARGS];
+  const dlc_artifact_t *a = v->out;
+  uint64_t buffers = 0;
+  uint32_t count, i, j;
+  dlc_status_t status;
+  if (a->header->version_minor < 2) {
+    if (grids || args)
+      return dlc_invalid(v, "a %s section in a version 1.%u artifact",
+                         dlc_section_name(grids ? DLCX_SECTION_KERNEL_GRIDS
+                                                : DLCX_SECTION_KERNEL_ARGS),
+                         (unsigned)a->header->version_minor);
+    return DLC_OK;
+  }
+  if (!grids || !args)
+    return dlc_invalid(v, "the %s section is missing",
+                       dlc_section_name(grids ? DLCX_SECTION_KERNEL_ARGS
+                                              : DLCX_SECTION_KERNEL_GRIDS));
+  if ((status = dlc_section_entries(v, grids, sizeof(dlcx_kernel_grid_t),
+                                    &count)) != DLC_OK)
+    return status;
+  if (count != a->kernel_count)
+    return dlc_invalid(
+        v, "KERNEL_GRIDS holds %" PRIu32 " grids for %" PRIu32 " kernels",
+        count, a->kernel_count);
+  for (i = 0; i < a->kernel_count; ++i)
+    buffers += a->kernels[i].binding_count;
+  if ((status = dlc_section_entries(v, args, sizeof(uint64_t), &count)) !=
+      DLC_OK)
+    return status;
+  if (count != buffers)
+    return dlc_invalid(v,
+                       "KERNEL_ARGS holds %" PRIu32 " sizes, but the kernels "
+                       "take %" PRIu64 " buffers",
+                       count, buffers);
+  v->kernel_grids = (const dlcx_kernel_grid_t *)(v->data + grids->offset);
+  v->kernel_args = (const uint64_t *)(v->data + args->offset);
+  for (i = 0; i < a->kernel_count; ++i)
+    for (j = 0; j < 3; ++j)
+      if (v->kernel_grids[i].grid[j] == 0)
+        return dlc_invalid(v,
+                           "kernel %" PRIu32 " ('%s'): grid[%" PRIu32 "] is 0",
+                           i, a->strings + a->kernels[i].name, j);
+  return DLC_OK;
+}
+
+static dlc_status_t dlc_check_launch_limits(dlc_validator_t *v,
+                                            uint32_t index) {
+  const dlcx_launch_t *l = &v->out->launches[index];
+  const dlcx_kernel_t *k = &v->out->kernels[l->kernel];
+  const uint32_t *grid = v->kernel_grids[l->kernel].grid;
+  const uint64_t *args = v->kernel_args;
+  uint32_t i;
+  if (l->grid[0] != grid[0] || l->grid[1] != grid[1] || l->grid[2] != grid[2])
+    return dlc_invalid(v,
+                       "launch %" PRIu32 ": grid %" PRIu32 "x%" PRIu32
+                       "x%" PRIu32 " but kernel '%s' was compiled for "
+                       "%" PRIu32 "x%" PRIu32 "x%" PRIu32,
+                       index, l->grid[0], l->grid[1], l->grid[2],
+                       v->out->strings + k->name, grid[0], grid[1], grid[2]);
+  for (i = 0; i < l->kernel; ++i)
+    args += v->out->kernels[i].binding_count;
+  for (i = 0; i < l->binding_count; ++i) {
+    uint32_t tensor = v->out->bindings[l->binding_begin + i];
+    if (tensor >= v->out->tensor_count)
+      return DLC_OK; /* reported with the bindings */
+    if (v->out->tensors[tensor].size != args[i])
+      return dlc_invalid(v,
+                         "launch %" PRIu32 ": buffer %" PRIu32
+                         " is tensor %" PRIu32 " of %" PRIu64
+                         " bytes, but kernel '%s' takes %" PRIu64 " there",
+                         index, i, tensor, v->out->tensors[tensor].size,
+                         v->out->strings + k->name, args[i]);
+  }
+  return DLC_OK;
+}
+
 static dlc_status_t dlc_check_launch(dlc_validator_t *v, uint32_t index) {
   const dlcx_launch_t *l = &v->out->launches[index];
   const dlcx_kernel_t *k;
@@ -415,7 +504,7 @@ static dlc_status_t dlc_check_launch(dlc_validator_t *v, uint32_t index) {
                          "x%" PRIu32 " has more than 2^32-1 workgroups",
                          index, l->grid[0], l->grid[1], l->grid[2]);
   }
-  return DLC_OK;
+  return v->kernel_grids ? dlc_check_launch_limits(v, index) : DLC_OK;
 }
 
 static dlc_status_t dlc_check_io(dlc_validator_t *v) {
@@ -452,6 +541,7 @@ dlc_status_t dlc_artifact_validate(const uint8_t *data, uint64_t size,
 
   memset(a, 0, sizeof(*a));
   memset((void *)by_kind, 0, sizeof(by_kind));
+  memset(&v, 0, sizeof(v));
   v.data = data;
   v.size = size;
   v.message = message;
@@ -544,6 +634,8 @@ dlc_status_t dlc_artifact_validate(const uint8_t *data, uint64_t size,
   for (i = 0; i < a->kernel_count; ++i)
     if ((status = dlc_check_kernel(&v, i)) != DLC_OK)
       return status;
+  if ((status = dlc_check_kernel_limits(&v, by_kind)) != DLC_OK)
+    return status;
   for (i = 0; i < a->launch_count; ++i)
     if ((status = dlc_check_launch(&v, i)) != DLC_OK)
       return status;

@@ -25,6 +25,19 @@ dlc_status_t dlc_session_create(dlc_model_t *model,
   if (status != DLC_OK)
     return status;
 
+  {
+    uint32_t cap = resolved.max_cpu_scratch_size ? resolved.max_cpu_scratch_size
+                                                 : DLC_DEFAULT_MAX_CPU_SCRATCH;
+    uint32_t scratch = model->artifact.model->cpu_scratch_size;
+    if (scratch > cap)
+      return dlc_message_set(
+          &model->context->message, DLC_ERROR_UNSUPPORTED,
+          "the model's kernels need %lu bytes of scratch per thread, more "
+          "than the session allows (%lu; raise "
+          "dlc_session_options_t.max_cpu_scratch_size)",
+          (unsigned long)scratch, (unsigned long)cap);
+  }
+
   allocator = &model->context->allocator;
   session =
       (dlc_session_t *)allocator->alloc(allocator->self, sizeof(*session), 16);

@@ -223,15 +223,46 @@ void dlc_ab_output(dlc_ab_t *b, uint32_t tensor) {
   ++b->model.output_count;
 }
 
+/* KERNEL_GRIDS and KERNEL_ARGS as the compiler writes them: each kernel's
+ * grid and buffer sizes are those of its first launch (1x1x1 and zeros for
+ * a kernel no launch runs). */
+static void dlc_ab_kernel_limits(const dlc_ab_t *b, dlc_ab_buffer_t *grids,
+                                 dlc_ab_buffer_t *args) {
+  const dlcx_kernel_t *kernels = (const dlcx_kernel_t *)b->kernels.data;
+  const dlcx_launch_t *launches = (const dlcx_launch_t *)b->launches.data;
+  const uint32_t *bindings = (const uint32_t *)b->bindings.data;
+  const dlcx_tensor_t *tensors = (const dlcx_tensor_t *)b->tensors.data;
+  size_t kernel_count = b->kernels.size / sizeof(dlcx_kernel_t);
+  size_t launch_count = b->launches.size / sizeof(dlcx_launch_t);
+  size_t k, l;
+  uint32_t i;
+  for (k = 0; k < kernel_count; ++k) {
+    dlcx_kernel_grid_t grid = {{1, 1, 1}};
+    const dlcx_launch_t *first = NULL;
+    for (l = 0; l < launch_count && !first; ++l)
+      if (launches[l].kernel == k)
+        first = &launches[l];
+    if (first)
+      memcpy(grid.grid, first->grid, sizeof(grid.grid));
+    dlc_ab_append(grids, &grid, sizeof(grid));
+    for (i = 0; i < kernels[k].binding_count; ++i) {
+      uint64_t bytes =
+          first ? tensors[bindings[first->binding_begin + i]].size : 0;
+      dlc_ab_append(args, &bytes, sizeof(bytes));
+    }
+  }
+}
+
 void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   dlc_ab_buffer_t io = {NULL, 0, 0};
   dlc_ab_buffer_t out = {NULL, 0, 0};
-  dlcx_section_t sections[10];
+  dlc_ab_buffer_t grids = {NULL, 0, 0}, args = {NULL, 0, 0};
+  dlcx_section_t sections[12];
   struct {
     uint32_t kind;
     const dlc_ab_buffer_t *content;
-  } parts[10];
-  uint32_t count = b->has_cubin ? 10 : 9;
+  } parts[12];
+  uint32_t count = b->has_cubin ? 12 : 11;
   dlc_ab_buffer_t model = {NULL, 0, 0};
   uint32_t i;
   void *aligned;
@@ -240,6 +271,7 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   dlc_ab_append(&io, b->inputs.data, b->inputs.size);
   dlc_ab_append(&io, b->outputs.data, b->outputs.size);
   dlc_ab_append(&model, &b->model, sizeof(b->model));
+  dlc_ab_kernel_limits(b, &grids, &args);
   parts[0].kind = DLCX_SECTION_MODEL, parts[0].content = &model;
   parts[1].kind = DLCX_SECTION_STRINGS, parts[1].content = &b->strings;
   parts[2].kind = DLCX_SECTION_TENSORS, parts[2].content = &b->tensors;
@@ -247,9 +279,11 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   parts[4].kind = DLCX_SECTION_LAUNCHES, parts[4].content = &b->launches;
   parts[5].kind = DLCX_SECTION_BINDINGS, parts[5].content = &b->bindings;
   parts[6].kind = DLCX_SECTION_IO, parts[6].content = &io;
-  parts[7].kind = DLCX_SECTION_CODE, parts[7].content = &b->code;
-  parts[8].kind = DLCX_SECTION_CONSTANTS, parts[8].content = &b->constants;
-  parts[9].kind = DLCX_SECTION_CUBIN, parts[9].content = &b->cubin;
+  parts[7].kind = DLCX_SECTION_KERNEL_GRIDS, parts[7].content = &grids;
+  parts[8].kind = DLCX_SECTION_KERNEL_ARGS, parts[8].content = &args;
+  parts[9].kind = DLCX_SECTION_CODE, parts[9].content = &b->code;
+  parts[10].kind = DLCX_SECTION_CONSTANTS, parts[10].content = &b->constants;
+  parts[11].kind = DLCX_SECTION_CUBIN, parts[11].content = &b->cubin;
 
   b->header.magic = DLCX_MAGIC;
   b->header.version_major = DLCX_VERSION_MAJOR;
@@ -279,6 +313,8 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   free(out.data);
   free(io.data);
   free(model.data);
+  free(grids.data);
+  free(args.data);
 }
 
 void dlc_ab_free(uint8_t *data) { free(data); }

@@ -49,7 +49,12 @@ static dlc_status_t try_load(dlc_context_t *context, const uint8_t *data,
     for (i = 0; i < dlc_model_output_count(model); ++i)
       CHECK(dlc_model_output_info(model, i, &info) == DLC_OK);
     if (dlc_model_arena_size(model) <= max_arena) {
-      CHECK(dlc_session_create(model, NULL, &session) == DLC_OK);
+      /* A mutated cpu_scratch_size beyond the session's cap is refused. */
+      dlc_status_t created = dlc_session_create(model, NULL, &session);
+      if (created != DLC_OK) {
+        CHECK(created == DLC_ERROR_UNSUPPORTED);
+        CHECK_CONTAINS(dlc_context_message(context), "scratch per thread");
+      }
       dlc_session_destroy(session);
     }
     dlc_model_destroy(model);
@@ -168,6 +173,9 @@ typedef struct view_t {
   dlcx_launch_t *launches;
   uint32_t *bindings;
   uint32_t *io;
+  dlcx_kernel_grid_t *grids;
+  uint64_t *args; /* add: 3, reverse: 3, ... */
+  dlcx_section_t *args_section;
 } view_t;
 
 static void *section_data(uint8_t *data, uint32_t kind) {
@@ -193,6 +201,10 @@ static void expect(mutate_fn mutate, int reseal, dlc_status_t expected,
   v.launches = (dlcx_launch_t *)section_data(v.data, DLCX_SECTION_LAUNCHES);
   v.bindings = (uint32_t *)section_data(v.data, DLCX_SECTION_BINDINGS);
   v.io = (uint32_t *)section_data(v.data, DLCX_SECTION_IO);
+  v.grids =
+      (dlcx_kernel_grid_t *)section_data(v.data, DLCX_SECTION_KERNEL_GRIDS);
+  v.args = (uint64_t *)section_data(v.data, DLCX_SECTION_KERNEL_ARGS);
+  v.args_section = dlc_ab_section(v.data, DLCX_SECTION_KERNEL_ARGS);
   mutate(&v);
   if (reseal)
     dlc_ab_reseal(v.data, g_size);
@@ -271,6 +283,14 @@ RULE(launch_bindings_wrap, v->launches[2].binding_begin = 0xfffffffeu)
 RULE(grid_zero, v->launches[0].grid[1] = 0)
 RULE(grid_overflow, v->launches[0].grid[0] = 65536;
      v->launches[0].grid[1] = 65537)
+/* A launch grid the kernel was not compiled for (a CPU kernel addresses
+ * its tiles from the workgroup id: 2^31 of them ran far past its buffers). */
+RULE(grid_not_compiled, v->launches[0].grid[0] = 0x80000000u)
+RULE(kernel_grid_zero, v->grids[1].grid[2] = 0)
+RULE(limits_in_1_1, v->header->version_minor = 1)
+RULE(args_count, v->args_section->size -= 8)
+/* Buffer 1 of dlc_test_reverse (kernel 1), "reversed". */
+RULE(arg_size, v->args[4] += 4)
 RULE(binding_tensor, v->bindings[0] = 1000)
 RULE(io_tensor, v->io[0] = 1000)
 RULE(io_constant, v->io[3] = 6)
@@ -278,7 +298,7 @@ RULE(io_constant, v->io[3] = 6)
 static void test_rules(void) {
   const dlc_status_t invalid = DLC_ERROR_INVALID_ARTIFACT;
   expect(bad_magic, 0, invalid, "magic is 0x464c457f");
-  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.1");
+  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.2");
   expect(new_minor, 0, DLC_ERROR_UNSUPPORTED, "is not supported");
   expect(bad_header_size, 1, invalid, "header_size is 72");
   expect(bad_file_size, 1, invalid, "file_size is");
@@ -335,6 +355,18 @@ static void test_rules(void) {
   expect(launch_bindings_wrap, 1, invalid, "launch 2: bindings");
   expect(grid_zero, 1, invalid, "grid[1] is 0");
   expect(grid_overflow, 1, invalid, "more than 2^32-1 workgroups");
+  expect(grid_not_compiled, 1, invalid,
+         "launch 0: grid 2147483648x1x1 but kernel 'dlc_test_add' was "
+         "compiled for 60x1x1");
+  expect(kernel_grid_zero, 1, invalid,
+         "kernel 1 ('dlc_test_reverse'): grid[2] is 0");
+  expect(limits_in_1_1, 1, invalid,
+         "a KERNEL_GRIDS section in a version 1.1 artifact");
+  expect(args_count, 1, invalid,
+         "KERNEL_ARGS holds 10 sizes, but the kernels take 11 buffers");
+  expect(arg_size, 1, invalid,
+         "launch 1: buffer 1 is tensor 3 of 240 bytes, but kernel "
+         "'dlc_test_reverse' takes 244 there");
   expect(binding_tensor, 1, invalid, "binding 0: tensor 1000");
   expect(io_tensor, 1, invalid, "input 0: tensor 1000");
   expect(io_constant, 1, invalid, "output 1 ('scale')");

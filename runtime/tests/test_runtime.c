@@ -309,6 +309,52 @@ static void test_errors_on_io(void) {
   dlc_context_destroy(context);
 }
 
+/* Scratch beyond the session's cap (64 MiB per thread unless raised) fails
+ * session creation with a message, instead of allocating gigabytes per
+ * thread for a corrupt cpu_scratch_size. */
+static void test_scratch_limit(void) {
+  dlc_context_t *context = NULL;
+  dlc_model_t *model = NULL;
+  dlc_session_t *session = NULL;
+  dlc_session_options_t options;
+  uint8_t *data;
+  size_t size;
+
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  build_chain(60, 1, 1, &data, &size);
+  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
+           dlc_context_message(context));
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.max_cpu_scratch_size = DLC_TEST_SCRATCH_SIZE - 1;
+  CHECK_STATUS(dlc_session_create(model, &options, &session),
+               DLC_ERROR_UNSUPPORTED, dlc_context_message(context));
+  CHECK_CONTAINS(dlc_context_message(context),
+                 "need 256 bytes of scratch per thread, more than the "
+                 "session allows (255;");
+  CHECK(session == NULL);
+  options.max_cpu_scratch_size = DLC_TEST_SCRATCH_SIZE;
+  CHECK_OK(dlc_session_create(model, &options, &session),
+           dlc_context_message(context));
+  dlc_session_destroy(session);
+  dlc_model_destroy(model);
+
+  /* 4 GiB per thread, checksum recomputed: the default cap refuses it. */
+  {
+    dlcx_section_t *s = dlc_ab_section(data, DLCX_SECTION_MODEL);
+    ((dlcx_model_t *)(data + s->offset))->cpu_scratch_size = 0xffffffffu;
+    dlc_ab_reseal(data, size);
+  }
+  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
+           dlc_context_message(context));
+  CHECK_STATUS(dlc_session_create(model, NULL, &session), DLC_ERROR_UNSUPPORTED,
+               dlc_context_message(context));
+  CHECK_CONTAINS(dlc_context_message(context), "need 4294967295 bytes");
+  dlc_model_destroy(model);
+  dlc_ab_free(data);
+  dlc_context_destroy(context);
+}
+
 static void test_profiling(void) {
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
@@ -635,6 +681,7 @@ int main(void) {
   test_load_and_describe();
   test_threads_split();
   test_errors_on_io();
+  test_scratch_limit();
   test_profiling();
   test_allocations();
   test_concurrent_sessions();

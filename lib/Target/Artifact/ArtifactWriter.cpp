@@ -24,6 +24,7 @@ static_assert(sizeof(dlcx_section_t) == 24, "section layout");
 static_assert(sizeof(dlcx_tensor_t) == 120, "tensor layout");
 static_assert(sizeof(dlcx_kernel_t) == 40, "kernel layout");
 static_assert(sizeof(dlcx_launch_t) == 24, "launch layout");
+static_assert(sizeof(dlcx_kernel_grid_t) == 12, "kernel grid layout");
 static_assert(sizeof(dlcx_model_t) == 40, "model layout");
 static_assert(DLCX_ALIGNMENT == 64, "TargetDescription::bufferAlignment");
 
@@ -383,6 +384,33 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
       l.grid[i] = info.grid[i];
     launches.push_back(l);
   }
+  // What each kernel was compiled for, for the reader to check launches
+  // against: its grid, and the bytes of each buffer (a kernel's launches
+  // all bind tensors of the same types).
+  std::vector<dlcx_kernel_grid_t> kernelGrids(kernels.size());
+  std::vector<uint64_t> kernelArgs;
+  std::vector<bool> launched(kernels.size());
+  for (auto [k, info] : llvm::enumerate(binary.kernels))
+    for (int i = 0; i < 3; ++i)
+      kernelGrids[k].grid[i] = info.grid[i];
+  std::vector<size_t> argsBegin;
+  for (const KernelInfo &info : binary.kernels) {
+    argsBegin.push_back(kernelArgs.size());
+    kernelArgs.resize(kernelArgs.size() + info.bindingCount, 0);
+  }
+  for (const dlcx_launch_t &l : launches) {
+    for (uint32_t i = 0; i < l.binding_count; ++i) {
+      uint64_t bytes = tensors[bindings[l.binding_begin + i]].size;
+      uint64_t &arg = kernelArgs[argsBegin[l.kernel] + i];
+      if (launched[l.kernel] && arg != bytes)
+        return emitError(main->getLoc(), "internal error: two launches of "
+                                         "kernel '")
+               << binary.kernels[l.kernel].name
+               << "' bind buffers of different sizes";
+      arg = bytes;
+    }
+    launched[l.kernel] = true;
+  }
 
   ModuleOp module = main->getParentOfType<ModuleOp>();
   dlcx_model_t model;
@@ -423,6 +451,10 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   addTable(DLCX_SECTION_BINDINGS, bindings.data(),
            bindings.size() * sizeof(uint32_t));
   addTable(DLCX_SECTION_IO, io.data(), io.size() * sizeof(uint32_t));
+  addTable(DLCX_SECTION_KERNEL_GRIDS, kernelGrids.data(),
+           kernelGrids.size() * sizeof(dlcx_kernel_grid_t));
+  addTable(DLCX_SECTION_KERNEL_ARGS, kernelArgs.data(),
+           kernelArgs.size() * sizeof(uint64_t));
   addTable(DLCX_SECTION_STRINGS, strings.data.data(), strings.data.size());
   addTable(DLCX_SECTION_CODE, binary.code.data(), binary.code.size());
   addTable(DLCX_SECTION_CONSTANTS, constants.data(), constants.size());

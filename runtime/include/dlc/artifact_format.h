@@ -28,7 +28,7 @@ extern "C" {
 
 #define DLCX_MAGIC 0x58434c44u /* "DLCX" read as a little-endian u32 */
 #define DLCX_VERSION_MAJOR 1u
-#define DLCX_VERSION_MINOR 1u
+#define DLCX_VERSION_MINOR 2u
 #define DLCX_ALIGNMENT 64u
 /* Lanes that share a row reduction in kernels of the VK_SUBGROUP feature
  * (their xor shuffles must stay inside one subgroup): devices need
@@ -98,6 +98,14 @@ typedef enum dlcx_section_kind_e {
    * in CODE; a driver uses the cubin when the device's compute capability
    * equals target_sm and JIT-compiles the PTX otherwise. */
   DLCX_SECTION_CUBIN = 10,
+  /* Since 1.2, required there: what each kernel was compiled for, so that a
+   * reader checks launches against the kernels they launch. One
+   * dlcx_kernel_grid_t per kernel, in KERNELS order. */
+  DLCX_SECTION_KERNEL_GRIDS = 11,
+  /* Since 1.2, required there: uint64_t per buffer of each kernel, kernels
+   * in order (kernel 0's binding_count entries first): the bytes the kernel
+   * reads or writes through that buffer. */
+  DLCX_SECTION_KERNEL_ARGS = 12,
 } dlcx_section_kind_t;
 
 typedef enum dlcx_storage_e {
@@ -176,11 +184,20 @@ typedef struct dlcx_kernel_t {
   uint32_t workgroup_size[3]; /* GPU local size; 1,1,1 on CPU */
 } dlcx_kernel_t;
 
+/* The workgroup grid a kernel's code was generated for; every launch of
+ * the kernel uses exactly this grid (CPU kernels compute their tiles'
+ * offsets from the workgroup id, so a larger grid would address past their
+ * buffers). */
+typedef struct dlcx_kernel_grid_t {
+  uint32_t grid[3];
+} dlcx_kernel_grid_t;
+
 typedef struct dlcx_launch_t {
   uint32_t kernel;        /* index into KERNELS */
   uint32_t binding_begin; /* first entry in BINDINGS */
   uint32_t binding_count; /* == kernels[kernel].binding_count */
-  uint32_t grid[3];       /* workgroups; CPU kernels get [0, product) */
+  uint32_t grid[3];       /* workgroups; CPU kernels get [0, product);
+                             since 1.2 equal to the kernel's grid */
 } dlcx_launch_t;
 
 /* CPU kernels. Every CPU kernel symbol has this type. `bindings[i]` is the

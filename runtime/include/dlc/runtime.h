@@ -171,7 +171,16 @@ typedef struct dlc_session_options_t {
   uint32_t thread_count;
   /* Record per-kernel timings (GPU timestamp queries, CPU clocks). */
   uint32_t enable_profiling;
+  /* CPU: the most scratch memory per thread the session may allocate for
+   * the kernels' temporaries (the artifact's cpu_scratch_size); a model
+   * asking for more fails dlc_session_create. 0 means
+   * DLC_DEFAULT_MAX_CPU_SCRATCH. */
+  uint32_t max_cpu_scratch_size;
 } dlc_session_options_t;
+
+/* 64 MiB per thread: well above what dlc's kernels ask for (ResNet-18:
+ * under 1 MiB), well below what a corrupt artifact could claim (4 GiB). */
+#define DLC_DEFAULT_MAX_CPU_SCRATCH (64u << 20)
 
 /* Allocates the session's arena (once) and anything the driver needs to run
  * without further allocation. */
