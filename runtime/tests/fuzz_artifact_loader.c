@@ -57,7 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           dlc_model_find_output(model, info.name, &index) != DLC_OK)
         abort();
     }
-    if (dlc_session_create(model, NULL, &session) != DLC_OK)
+    /* The one reason a valid model may not get a session: its scratch is
+     * over the session's cap (a mutated cpu_scratch_size). */
+    dlc_status_t created = dlc_session_create(model, NULL, &session);
+    if (created != DLC_OK &&
+        (created != DLC_ERROR_UNSUPPORTED ||
+         !strstr(dlc_context_message(context), "scratch per thread")))
       abort();
     dlc_session_destroy(session);
     dlc_model_destroy(model);
