@@ -42,13 +42,17 @@ FAMILIES = {
     "elementwise": """Add Sub Mul Div Pow Sqrt Reciprocal Neg Abs Exp Log Erf
         Tanh Sigmoid HardSigmoid HardSwish Relu LeakyRelu PRelu Elu Selu Gelu
         Softplus Clip Min Max Mean Sum Where Equal Less LessOrEqual Greater
-        GreaterOrEqual Not And Or Xor Cast Floor Ceil Round Sign Mod IsNaN""",
+        GreaterOrEqual Not And Or Xor Cast Floor Ceil Round Sign Mod IsNaN
+        IsInf Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Celu
+        Mish Softsign ThresholdedRelu Shrink BitShift CastLike""",
     "conv-norm": """Conv ConvTranspose MaxPool AveragePool GlobalAveragePool
         GlobalMaxPool BatchNormalization InstanceNormalization
-        LayerNormalization GroupNormalization LpNormalization""",
+        LayerNormalization GroupNormalization LpNormalization LpPool
+        GlobalLpPool MeanVarianceNormalization RMSNormalization""",
     "matrix": "MatMul Gemm Einsum",
     "reduction": """ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd
-        ReduceL2 ReduceSumSquare Softmax LogSoftmax ArgMax ArgMin TopK""",
+        ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum ReduceLogSumExp
+        Softmax LogSoftmax Hardmax ArgMax ArgMin TopK""",
     "shape": """Reshape Flatten Transpose Squeeze Unsqueeze Concat Split Slice
         Gather GatherElements GatherND ScatterND Expand Tile Pad Resize
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range

@@ -171,6 +171,21 @@ struct Affine {
   Type onnxType;
 };
 
+/// Input `i` as an operand that broadcasts to X's `shape` (numpy rules, and
+/// it must not grow X).
+FailureOr<Affine> broadcastOperand(NodeRewriter &rw, unsigned i, StringRef name,
+                                   ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> s = rw.inputType(i).getShape();
+  std::string error;
+  FailureOr<SmallVector<int64_t>> out = broadcastShapes(
+      {SmallVector<int64_t>(s), SmallVector<int64_t>(shape)}, error);
+  if (failed(out) || ArrayRef<int64_t>(*out) != shape)
+    return rw.fail(name + " " + str(s) + " does not broadcast to X " +
+                   str(shape));
+  return Affine{rw.input(i), broadcastMap(rw.ctx(), s, shape),
+                rw.onnxElementType(i)};
+}
+
 /// y = (x - mean) * invStd [* scale] [+ bias], rounded to `t`.
 Value normalize(OpBuilder &b, Location loc, Value x, Type xOnnxType, Moments m,
                 AffineMap statMap, std::optional<Affine> scale,
@@ -379,23 +394,12 @@ LogicalResult convertLayerNormalization(NodeRewriter &rw) {
   if (failed(axis))
     return failure();
   MLIRContext *ctx = rw.ctx();
-  auto affine = [&](unsigned i, StringRef name) -> FailureOr<Affine> {
-    ArrayRef<int64_t> s = rw.inputType(i).getShape();
-    std::string error;
-    FailureOr<SmallVector<int64_t>> out = broadcastShapes(
-        {SmallVector<int64_t>(s), SmallVector<int64_t>(shape)}, error);
-    if (failed(out) || ArrayRef<int64_t>(*out) != shape)
-      return rw.fail(name + " " + str(s) + " does not broadcast to X " +
-                     str(shape));
-    return Affine{rw.input(i), broadcastMap(ctx, s, shape),
-                  rw.onnxElementType(i)};
-  };
-  FailureOr<Affine> scale = affine(1, "Scale");
+  FailureOr<Affine> scale = broadcastOperand(rw, 1, "Scale", shape);
   if (failed(scale))
     return failure();
   std::optional<Affine> bias;
   if (rw.hasInput(2)) {
-    FailureOr<Affine> b = affine(2, "B");
+    FailureOr<Affine> b = broadcastOperand(rw, 2, "B", shape);
     if (failed(b))
       return failure();
     bias = *b;
@@ -435,6 +439,80 @@ LogicalResult convertLayerNormalization(NodeRewriter &rw) {
     results.push_back(reshapeTo(b, loc, stat, statShape));
   }
   return rw.replace(results);
+}
+
+//===--- RMSNormalization -------------------------------------------------===//
+
+/// y = x / sqrt(mean(x^2 over the dims from `axis` on) + epsilon) * scale:
+/// a sum of squares, its inverse root, one elementwise generic.
+LogicalResult convertRMSNormalization(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "X")) ||
+      failed(requireFloatInput(rw, 1, "scale")) ||
+      failed(requireStashFloat(rw)))
+    return failure();
+  auto xType = rw.inputType(0);
+  ArrayRef<int64_t> shape = xType.getShape();
+  unsigned rank = shape.size();
+  if (rank == 0)
+    return rw.fail("X must have rank 1 or more");
+  FailureOr<int64_t> axis = rw.normalizeAxis(rw.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  FailureOr<Affine> scale = broadcastOperand(rw, 1, "scale", shape);
+  if (failed(scale))
+    return failure();
+
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = rw.ctx();
+  Type t = xType.getElementType(), ct = computeType(t);
+  Type xOnnxType = rw.onnxElementType(0);
+  SmallVector<bool> reduced(rank, false);
+  SmallVector<int64_t> kept, statShape;
+  int64_t count = 1;
+  for (unsigned d = 0; d < rank; ++d) {
+    reduced[d] = d >= *axis;
+    if (reduced[d]) {
+      count *= shape[d];
+    } else {
+      kept.push_back(d);
+      statShape.push_back(shape[d]);
+    }
+  }
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap statMap = dimsMap(ctx, rank, kept);
+  SmallVector<bool> none(statShape.size(), false);
+  Value squares =
+      buildGeneric(b, loc, rw.input(0), identity, shape, reduced, ct,
+                   createFilled(b, loc, statShape, ct, scalarAttr(ct, 0)),
+                   [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                     Value v = castScalar(nb, nloc, a[0], xOnnxType, ct);
+                     return arith::AddFOp::create(
+                         nb, nloc, a[1], arith::MulFOp::create(nb, nloc, v, v));
+                   });
+  float epsilon = rw.getFloat("epsilon", 1e-5f);
+  Value invRms = buildGeneric(
+      b, loc, squares, b.getMultiDimIdentityMap(statShape.size()), statShape,
+      none, ct, Value(),
+      [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+        Value meanSquare = arith::DivFOp::create(
+            nb, nloc, a[0], scalarConstant(nb, nloc, ct, count));
+        return math::RsqrtOp::create(
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, meanSquare,
+                                  scalarConstant(nb, nloc, ct, epsilon)));
+      });
+  Value y = buildGeneric(
+      b, loc, {rw.input(0), invRms, scale->value},
+      {identity, statMap, scale->map}, shape, SmallVector<bool>(rank, false), t,
+      Value(), [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+        Value v = castScalar(nb, nloc, a[0], xOnnxType, ct);
+        v = arith::MulFOp::create(nb, nloc, v, a[1]);
+        v = arith::MulFOp::create(
+            nb, nloc, v, castScalar(nb, nloc, a[2], scale->onnxType, ct));
+        return castScalar(nb, nloc, v, ct, t);
+      });
+  return rw.replace(y);
 }
 
 //===--- GroupNormalization -----------------------------------------------===//
@@ -591,6 +669,7 @@ void dlc::populateNormalizationHandlers(HandlerRegistry &r) {
   r.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, convertBatchNormalization);
   r.add("InstanceNormalization", {1, 6, 22}, convertInstanceNormalization);
   r.add("LayerNormalization", {17}, convertLayerNormalization);
+  r.add("RMSNormalization", {23}, convertRMSNormalization);
   r.add("GroupNormalization", {18, 21}, convertGroupNormalization);
   r.add("LpNormalization", {1, 22}, convertLpNormalization);
   r.add("MeanVarianceNormalization", {9, 13}, convertMeanVarianceNormalization);
