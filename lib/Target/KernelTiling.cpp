@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVEnums.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
@@ -217,4 +218,54 @@ LogicalResult dlc::rejectLargePrivateMemory(ModuleOp module,
     return failure();
   }
   return success();
+}
+
+/// The loop iterations of `op`'s region bodies, each loop counted `times`
+/// times per execution of `op` (UINT64_MAX: unknown or overflowing).
+static uint64_t loopIterationsIn(Operation *op, uint64_t times) {
+  uint64_t total = 0;
+  auto add = [&](uint64_t v) {
+    total = v > UINT64_MAX - total ? UINT64_MAX : total + v;
+  };
+  for (Region &region : op->getRegions())
+    for (Operation &inner : region.getOps()) {
+      uint64_t runs = times;
+      if (auto loop = dyn_cast<scf::ForOp>(inner)) {
+        // Loops a thread shares with others (the staging copies) start at
+        // its thread id: bounded by the trip count from 0, as every index
+        // in dlc's kernels is non-negative.
+        std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+        std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+        std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+        if (!ub || !step || *step <= 0)
+          return UINT64_MAX;
+        int64_t from = lb ? *lb : 0;
+        uint64_t n =
+            *ub > from ? static_cast<uint64_t>((*ub - from + *step - 1) / *step)
+                       : 0;
+        runs = n && times > UINT64_MAX / n ? UINT64_MAX : times * n;
+        add(runs);
+      } else if (isa<scf::WhileOp>(inner)) {
+        return UINT64_MAX;
+      }
+      if (inner.getNumRegions())
+        add(loopIterationsIn(&inner, runs));
+      if (total == UINT64_MAX)
+        return total;
+    }
+  return total;
+}
+
+void dlc::recordLoopIterations(ModuleOp module,
+                               std::vector<KernelInfo> &kernels) {
+  llvm::StringMap<uint64_t> byName;
+  module.walk([&](gpu::GPUFuncOp f) {
+    if (f.isKernel())
+      byName[f.getName()] = loopIterationsIn(f, 1);
+  });
+  for (KernelInfo &k : kernels) {
+    auto it = byName.find(k.name);
+    if (it != byName.end())
+      k.maxLoopIterations = it->second;
+  }
 }

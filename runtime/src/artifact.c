@@ -25,7 +25,7 @@ typedef struct dlc_validator_t {
   dlc_artifact_t *out;
   /* Since 1.2 (NULL before): each kernel's grid, and the bytes of each of
    * its buffers, kernel after kernel. */
-  const dlcx_kernel_grid_t *kernel_grids;
+  const dlcx_kernel_limits_t *kernel_limits;
   const uint64_t *kernel_args;
 } dlc_validator_t;
 
@@ -58,10 +58,11 @@ static int dlc_ranges_overlap(uint64_t a, uint64_t a_size, uint64_t b,
 }
 
 static const char *dlc_section_name(uint32_t kind) {
-  static const char *const names[] = {
-      "?",        "STRINGS",      "TENSORS",    "KERNELS",   "LAUNCHES",
-      "BINDINGS", "IO",           "CODE",       "CONSTANTS", "MODEL",
-      "CUBIN",    "KERNEL_GRIDS", "KERNEL_ARGS"};
+  static const char *const names[] = {"?",          "STRINGS",  "TENSORS",
+                                      "KERNELS",    "LAUNCHES", "BINDINGS",
+                                      "IO",         "CODE",     "CONSTANTS",
+                                      "MODEL",      "CUBIN",    "KERNEL_LIMITS",
+                                      "KERNEL_ARGS"};
   return kind <= DLC_SECTION_KIND_MAX ? names[kind] : "?";
 }
 
@@ -393,30 +394,30 @@ static dlc_status_t dlc_check_kernel(dlc_validator_t *v, uint32_t index) {
 static dlc_status_t dlc_check_kernel_limits(
     dlc_validator_t *v,
     const dlcx_section_t *by_kind[DLC_SECTION_KIND_MAX + 1]) {
-  const dlcx_section_t *grids = by_kind[DLCX_SECTION_KERNEL_GRIDS];
+  const dlcx_section_t *limits = by_kind[DLCX_SECTION_KERNEL_LIMITS];
   const dlcx_section_t *args = by_kind[DLCX_SECTION_KERNEL_ARGS];
   const dlc_artifact_t *a = v->out;
   uint64_t buffers = 0;
   uint32_t count, i, j;
   dlc_status_t status;
   if (a->header->version_minor < 2) {
-    if (grids || args)
+    if (limits || args)
       return dlc_invalid(v, "a %s section in a version 1.%u artifact",
-                         dlc_section_name(grids ? DLCX_SECTION_KERNEL_GRIDS
-                                                : DLCX_SECTION_KERNEL_ARGS),
+                         dlc_section_name(limits ? DLCX_SECTION_KERNEL_LIMITS
+                                                 : DLCX_SECTION_KERNEL_ARGS),
                          (unsigned)a->header->version_minor);
     return DLC_OK;
   }
-  if (!grids || !args)
+  if (!limits || !args)
     return dlc_invalid(v, "the %s section is missing",
-                       dlc_section_name(grids ? DLCX_SECTION_KERNEL_ARGS
-                                              : DLCX_SECTION_KERNEL_GRIDS));
-  if ((status = dlc_section_entries(v, grids, sizeof(dlcx_kernel_grid_t),
+                       dlc_section_name(limits ? DLCX_SECTION_KERNEL_ARGS
+                                               : DLCX_SECTION_KERNEL_LIMITS));
+  if ((status = dlc_section_entries(v, limits, sizeof(dlcx_kernel_limits_t),
                                     &count)) != DLC_OK)
     return status;
   if (count != a->kernel_count)
     return dlc_invalid(
-        v, "KERNEL_GRIDS holds %" PRIu32 " grids for %" PRIu32 " kernels",
+        v, "KERNEL_LIMITS holds %" PRIu32 " entries for %" PRIu32 " kernels",
         count, a->kernel_count);
   for (i = 0; i < a->kernel_count; ++i)
     buffers += a->kernels[i].binding_count;
@@ -428,11 +429,12 @@ static dlc_status_t dlc_check_kernel_limits(
                        "KERNEL_ARGS holds %" PRIu32 " sizes, but the kernels "
                        "take %" PRIu64 " buffers",
                        count, buffers);
-  v->kernel_grids = (const dlcx_kernel_grid_t *)(v->data + grids->offset);
+  v->kernel_limits = (const dlcx_kernel_limits_t *)(v->data + limits->offset);
+  v->out->kernel_limits = v->kernel_limits;
   v->kernel_args = (const uint64_t *)(v->data + args->offset);
   for (i = 0; i < a->kernel_count; ++i)
     for (j = 0; j < 3; ++j)
-      if (v->kernel_grids[i].grid[j] == 0)
+      if (v->kernel_limits[i].grid[j] == 0)
         return dlc_invalid(v,
                            "kernel %" PRIu32 " ('%s'): grid[%" PRIu32 "] is 0",
                            i, a->strings + a->kernels[i].name, j);
@@ -443,7 +445,7 @@ static dlc_status_t dlc_check_launch_limits(dlc_validator_t *v,
                                             uint32_t index) {
   const dlcx_launch_t *l = &v->out->launches[index];
   const dlcx_kernel_t *k = &v->out->kernels[l->kernel];
-  const uint32_t *grid = v->kernel_grids[l->kernel].grid;
+  const uint32_t *grid = v->kernel_limits[l->kernel].grid;
   const uint64_t *args = v->kernel_args;
   uint32_t i;
   if (l->grid[0] != grid[0] || l->grid[1] != grid[1] || l->grid[2] != grid[2])
@@ -504,7 +506,7 @@ static dlc_status_t dlc_check_launch(dlc_validator_t *v, uint32_t index) {
                          "x%" PRIu32 " has more than 2^32-1 workgroups",
                          index, l->grid[0], l->grid[1], l->grid[2]);
   }
-  return v->kernel_grids ? dlc_check_launch_limits(v, index) : DLC_OK;
+  return v->kernel_limits ? dlc_check_launch_limits(v, index) : DLC_OK;
 }
 
 static dlc_status_t dlc_check_io(dlc_validator_t *v) {

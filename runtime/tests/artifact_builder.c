@@ -18,7 +18,7 @@ struct dlc_ab_t {
   dlcx_header_t header;
   dlcx_model_t model;
   dlc_ab_buffer_t strings, tensors, kernels, launches, bindings, code,
-      constants, inputs, outputs, cubin;
+      constants, inputs, outputs, cubin, loop_iterations;
   int has_cubin;
 };
 
@@ -63,9 +63,10 @@ dlc_ab_t *dlc_ab_create(uint32_t target, uint64_t target_features) {
 }
 
 void dlc_ab_destroy(dlc_ab_t *b) {
-  dlc_ab_buffer_t *buffers[] = {
-      &b->strings, &b->tensors,   &b->kernels, &b->launches, &b->bindings,
-      &b->code,    &b->constants, &b->inputs,  &b->outputs,  &b->cubin};
+  dlc_ab_buffer_t *buffers[] = {&b->strings,   &b->tensors,        &b->kernels,
+                                &b->launches,  &b->bindings,       &b->code,
+                                &b->constants, &b->inputs,         &b->outputs,
+                                &b->cubin,     &b->loop_iterations};
   size_t i;
   for (i = 0; i < sizeof(buffers) / sizeof(buffers[0]); ++i)
     free(buffers[i]->data);
@@ -177,6 +178,13 @@ uint32_t dlc_ab_kernel(dlc_ab_t *b, const char *name, uint32_t code_format,
   return (uint32_t)(dlc_ab_append(&b->kernels, &k, sizeof(k)) / sizeof(k));
 }
 
+void dlc_ab_kernel_loops(dlc_ab_t *b, uint32_t kernel, uint32_t iterations) {
+  static const uint32_t zero = 0;
+  while (b->loop_iterations.size <= kernel * sizeof(uint32_t))
+    dlc_ab_append(&b->loop_iterations, &zero, sizeof(zero));
+  ((uint32_t *)b->loop_iterations.data)[kernel] = iterations;
+}
+
 void dlc_ab_kernel_workgroup(dlc_ab_t *b, uint32_t kernel, uint32_t x,
                              uint32_t y, uint32_t z) {
   dlcx_kernel_t *k = (dlcx_kernel_t *)b->kernels.data + kernel;
@@ -223,9 +231,10 @@ void dlc_ab_output(dlc_ab_t *b, uint32_t tensor) {
   ++b->model.output_count;
 }
 
-/* KERNEL_GRIDS and KERNEL_ARGS as the compiler writes them: each kernel's
+/* KERNEL_LIMITS and KERNEL_ARGS as the compiler writes them: each kernel's
  * grid and buffer sizes are those of its first launch (1x1x1 and zeros for
- * a kernel no launch runs). */
+ * a kernel no launch runs); loop iterations as dlc_ab_kernel_loops set
+ * them (0 otherwise). */
 static void dlc_ab_kernel_limits(const dlc_ab_t *b, dlc_ab_buffer_t *grids,
                                  dlc_ab_buffer_t *args) {
   const dlcx_kernel_t *kernels = (const dlcx_kernel_t *)b->kernels.data;
@@ -237,13 +246,15 @@ static void dlc_ab_kernel_limits(const dlc_ab_t *b, dlc_ab_buffer_t *grids,
   size_t k, l;
   uint32_t i;
   for (k = 0; k < kernel_count; ++k) {
-    dlcx_kernel_grid_t grid = {{1, 1, 1}};
+    dlcx_kernel_limits_t grid = {{1, 1, 1}, 0};
     const dlcx_launch_t *first = NULL;
     for (l = 0; l < launch_count && !first; ++l)
       if (launches[l].kernel == k)
         first = &launches[l];
     if (first)
       memcpy(grid.grid, first->grid, sizeof(grid.grid));
+    if ((k + 1) * sizeof(uint32_t) <= b->loop_iterations.size)
+      grid.max_loop_iterations = ((const uint32_t *)b->loop_iterations.data)[k];
     dlc_ab_append(grids, &grid, sizeof(grid));
     for (i = 0; i < kernels[k].binding_count; ++i) {
       uint64_t bytes =
@@ -279,7 +290,7 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   parts[4].kind = DLCX_SECTION_LAUNCHES, parts[4].content = &b->launches;
   parts[5].kind = DLCX_SECTION_BINDINGS, parts[5].content = &b->bindings;
   parts[6].kind = DLCX_SECTION_IO, parts[6].content = &io;
-  parts[7].kind = DLCX_SECTION_KERNEL_GRIDS, parts[7].content = &grids;
+  parts[7].kind = DLCX_SECTION_KERNEL_LIMITS, parts[7].content = &grids;
   parts[8].kind = DLCX_SECTION_KERNEL_ARGS, parts[8].content = &args;
   parts[9].kind = DLCX_SECTION_CODE, parts[9].content = &b->code;
   parts[10].kind = DLCX_SECTION_CONSTANTS, parts[10].content = &b->constants;

@@ -40,6 +40,10 @@ uint64_t dlc_ab_code(dlc_ab_t *builder, const void *data, uint64_t size);
 uint32_t dlc_ab_kernel(dlc_ab_t *builder, const char *name,
                        uint32_t code_format, uint64_t code_offset,
                        uint64_t code_size, uint32_t binding_count);
+/* Sets the loop iterations per invocation KERNEL_LIMITS records for
+ * `kernel` (0 unless set). */
+void dlc_ab_kernel_loops(dlc_ab_t *builder, uint32_t kernel,
+                         uint32_t iterations);
 /* Sets the GPU local size of `kernel` (dlc_ab_kernel sets 1, 1, 1). */
 void dlc_ab_kernel_workgroup(dlc_ab_t *builder, uint32_t kernel, uint32_t x,
                              uint32_t y, uint32_t z);

@@ -173,7 +173,7 @@ typedef struct view_t {
   dlcx_launch_t *launches;
   uint32_t *bindings;
   uint32_t *io;
-  dlcx_kernel_grid_t *grids;
+  dlcx_kernel_limits_t *grids;
   uint64_t *args; /* add: 3, reverse: 3, ... */
   dlcx_section_t *args_section;
 } view_t;
@@ -202,7 +202,7 @@ static void expect(mutate_fn mutate, int reseal, dlc_status_t expected,
   v.bindings = (uint32_t *)section_data(v.data, DLCX_SECTION_BINDINGS);
   v.io = (uint32_t *)section_data(v.data, DLCX_SECTION_IO);
   v.grids =
-      (dlcx_kernel_grid_t *)section_data(v.data, DLCX_SECTION_KERNEL_GRIDS);
+      (dlcx_kernel_limits_t *)section_data(v.data, DLCX_SECTION_KERNEL_LIMITS);
   v.args = (uint64_t *)section_data(v.data, DLCX_SECTION_KERNEL_ARGS);
   v.args_section = dlc_ab_section(v.data, DLCX_SECTION_KERNEL_ARGS);
   mutate(&v);
@@ -361,7 +361,7 @@ static void test_rules(void) {
   expect(kernel_grid_zero, 1, invalid,
          "kernel 1 ('dlc_test_reverse'): grid[2] is 0");
   expect(limits_in_1_1, 1, invalid,
-         "a KERNEL_GRIDS section in a version 1.1 artifact");
+         "a KERNEL_LIMITS section in a version 1.1 artifact");
   expect(args_count, 1, invalid,
          "KERNEL_ARGS holds 10 sizes, but the kernels take 11 buffers");
   expect(arg_size, 1, invalid,

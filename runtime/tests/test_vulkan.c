@@ -595,6 +595,55 @@ static void test_limits(void) {
   dlc_ab_free(data);
 }
 
+/* Mesa's lavapipe ends every loop of an invocation once 65535 iterations
+ * have run in all: a kernel recorded as running more is refused there
+ * (elsewhere it loads). */
+static void test_loop_limit(void) {
+  dlc_context_t *context = NULL;
+  dlc_model_t *model = NULL;
+  uint32_t bindings[2], k, n = 64;
+  int64_t dims[1] = {64};
+  uint8_t *data;
+  size_t size;
+  dlc_status_t status;
+  dlc_ab_t *b = dlc_ab_create(DLCX_TARGET_VULKAN, 0);
+  uint64_t code = dlc_ab_code(b, g_spirv[K_ZERO], g_spirv_size[K_ZERO]);
+
+  bindings[0] = dlc_ab_arena_tensor(b, "hits", DLCX_DTYPE_U32, 1, dims);
+  bindings[1] = dlc_ab_constant_tensor(b, "n", DLCX_DTYPE_U32, 0, NULL, &n);
+  k = dlc_ab_kernel(b, "dlc_test_zero", DLCX_CODE_SPIRV, code,
+                    g_spirv_size[K_ZERO], 2);
+  dlc_ab_kernel_workgroup(b, k, 64, 1, 1);
+  dlc_ab_kernel_loops(b, k, 65536);
+  dlc_ab_launch(b, k, bindings, 2, 1, 1, 1);
+  dlc_ab_finish(b, &data, &size);
+  dlc_ab_destroy(b);
+
+  CHECK(setenv("DLC_VULKAN_DEVICE", "llvmpipe", 1) == 0);
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  status = dlc_model_load_memory(context, data, size, NULL, &model);
+  if (status != DLC_ERROR_UNAVAILABLE) { /* a lavapipe device is present */
+    CHECK_STATUS(status, DLC_ERROR_UNSUPPORTED, dlc_context_message(context));
+    CHECK_CONTAINS(dlc_context_message(context),
+                   "kernel 0 ('dlc_test_zero') runs up to 65536 loop "
+                   "iterations per invocation");
+  }
+  dlc_context_destroy(context);
+  CHECK(unsetenv("DLC_VULKAN_DEVICE") == 0);
+
+  /* At the limit it loads. */
+  ((dlcx_kernel_limits_t
+        *)(data + dlc_ab_section(data, DLCX_SECTION_KERNEL_LIMITS)->offset))[0]
+      .max_loop_iterations = 65535;
+  dlc_ab_reseal(data, size);
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
+           dlc_context_message(context));
+  dlc_model_destroy(model);
+  dlc_context_destroy(context);
+  dlc_ab_free(data);
+}
+
 static void test_devices(void) {
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
@@ -798,6 +847,7 @@ int main(void) {
   RUN(test_features);
   RUN(test_bad_code);
   RUN(test_limits);
+  RUN(test_loop_limit);
   RUN(test_devices);
   RUN(test_missing_library);
   if (DLC_RUN_COMMAND[0])

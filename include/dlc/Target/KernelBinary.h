@@ -24,6 +24,9 @@ struct KernelInfo {
   uint64_t codeOffset = 0; ///< into KernelBinary::code
   uint64_t codeSize = 0;
   uint64_t scratchSize = 0; ///< CPU: bytes of per-thread scratch it takes
+  /// GPU: at most this many loop iterations, all loops together, run in one
+  /// thread (UINT64_MAX: unknown); see recordLoopIterations.
+  uint64_t maxLoopIterations = 0;
 };
 
 /// The code of all kernels of a model for one target.
@@ -52,6 +55,14 @@ mlir::LogicalResult runKernelTilingPipeline(mlir::ModuleOp module,
 /// its own copy; the grid shares no stack. Call on the tiled kernels
 /// (after runKernelTilingPipeline), while the thread loops are still there.
 mlir::LogicalResult rejectGridSharedStackCopies(mlir::ModuleOp module);
+
+/// Sets each kernel's KernelInfo::maxLoopIterations from its gpu.func, once
+/// linalg ops are loops: the sum over every loop of its trip count times
+/// those of the loops around it (UINT64_MAX when a trip count is not a
+/// constant). Some drivers bound the loop iterations of an invocation
+/// (Mesa's lavapipe ends loops after 65535, silently); the runtime checks.
+void recordLoopIterations(mlir::ModuleOp module,
+                          std::vector<KernelInfo> &kernels);
 
 /// Fails with an error naming the kernel when its private (per-thread) stack
 /// buffers add up to more than the target's maxPrivateMemoryBytes. Call on

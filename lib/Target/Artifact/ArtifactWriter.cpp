@@ -24,7 +24,7 @@ static_assert(sizeof(dlcx_section_t) == 24, "section layout");
 static_assert(sizeof(dlcx_tensor_t) == 120, "tensor layout");
 static_assert(sizeof(dlcx_kernel_t) == 40, "kernel layout");
 static_assert(sizeof(dlcx_launch_t) == 24, "launch layout");
-static_assert(sizeof(dlcx_kernel_grid_t) == 12, "kernel grid layout");
+static_assert(sizeof(dlcx_kernel_limits_t) == 16, "kernel limits layout");
 static_assert(sizeof(dlcx_model_t) == 40, "model layout");
 static_assert(DLCX_ALIGNMENT == 64, "TargetDescription::bufferAlignment");
 
@@ -385,14 +385,18 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     launches.push_back(l);
   }
   // What each kernel was compiled for, for the reader to check launches
-  // against: its grid, and the bytes of each buffer (a kernel's launches
+  // against: its grid, its loop iterations per thread, and the bytes of
+  // each buffer (a kernel's launches
   // all bind tensors of the same types).
-  std::vector<dlcx_kernel_grid_t> kernelGrids(kernels.size());
+  std::vector<dlcx_kernel_limits_t> kernelLimits(kernels.size());
   std::vector<uint64_t> kernelArgs;
   std::vector<bool> launched(kernels.size());
-  for (auto [k, info] : llvm::enumerate(binary.kernels))
+  for (auto [k, info] : llvm::enumerate(binary.kernels)) {
     for (int i = 0; i < 3; ++i)
-      kernelGrids[k].grid[i] = info.grid[i];
+      kernelLimits[k].grid[i] = info.grid[i];
+    kernelLimits[k].max_loop_iterations = static_cast<uint32_t>(
+        std::min<uint64_t>(info.maxLoopIterations, UINT32_MAX));
+  }
   std::vector<size_t> argsBegin;
   for (const KernelInfo &info : binary.kernels) {
     argsBegin.push_back(kernelArgs.size());
@@ -451,8 +455,8 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   addTable(DLCX_SECTION_BINDINGS, bindings.data(),
            bindings.size() * sizeof(uint32_t));
   addTable(DLCX_SECTION_IO, io.data(), io.size() * sizeof(uint32_t));
-  addTable(DLCX_SECTION_KERNEL_GRIDS, kernelGrids.data(),
-           kernelGrids.size() * sizeof(dlcx_kernel_grid_t));
+  addTable(DLCX_SECTION_KERNEL_LIMITS, kernelLimits.data(),
+           kernelLimits.size() * sizeof(dlcx_kernel_limits_t));
   addTable(DLCX_SECTION_KERNEL_ARGS, kernelArgs.data(),
            kernelArgs.size() * sizeof(uint64_t));
   addTable(DLCX_SECTION_STRINGS, strings.data.data(), strings.data.size());

@@ -146,6 +146,7 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
     return emitError(loc, "internal error: invalid Vulkan pipeline");
   if (failed(pm.run(module)))
     return failure();
+  recordLoopIterations(module, out.kernels);
 
   if (failed(checkElementTypes(module, target)))
     return failure();

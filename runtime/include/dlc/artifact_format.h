@@ -99,9 +99,10 @@ typedef enum dlcx_section_kind_e {
    * equals target_sm and JIT-compiles the PTX otherwise. */
   DLCX_SECTION_CUBIN = 10,
   /* Since 1.2, required there: what each kernel was compiled for, so that a
-   * reader checks launches against the kernels they launch. One
-   * dlcx_kernel_grid_t per kernel, in KERNELS order. */
-  DLCX_SECTION_KERNEL_GRIDS = 11,
+   * reader checks launches against the kernels they launch and drivers
+   * check kernels against their device. One dlcx_kernel_limits_t per
+   * kernel, in KERNELS order. */
+  DLCX_SECTION_KERNEL_LIMITS = 11,
   /* Since 1.2, required there: uint64_t per buffer of each kernel, kernels
    * in order (kernel 0's binding_count entries first): the bytes the kernel
    * reads or writes through that buffer. */
@@ -184,13 +185,19 @@ typedef struct dlcx_kernel_t {
   uint32_t workgroup_size[3]; /* GPU local size; 1,1,1 on CPU */
 } dlcx_kernel_t;
 
-/* The workgroup grid a kernel's code was generated for; every launch of
- * the kernel uses exactly this grid (CPU kernels compute their tiles'
- * offsets from the workgroup id, so a larger grid would address past their
- * buffers). */
-typedef struct dlcx_kernel_grid_t {
+typedef struct dlcx_kernel_limits_t {
+  /* The workgroup grid the kernel's code was generated for; every launch of
+   * the kernel uses exactly this grid (CPU kernels compute their tiles'
+   * offsets from the workgroup id, so a larger grid would address past
+   * their buffers). */
   uint32_t grid[3];
-} dlcx_kernel_grid_t;
+  /* Vulkan kernels: at most this many loop iterations (all loops of the
+   * kernel together) run in one invocation; 0xffffffff when unknown or
+   * more. Mesa's lavapipe ends every loop of an invocation once 65535
+   * iterations have run in all, silently, so the Vulkan driver refuses
+   * kernels above that there. 0 when not recorded (CPU and CUDA). */
+  uint32_t max_loop_iterations;
+} dlcx_kernel_limits_t;
 
 typedef struct dlcx_launch_t {
   uint32_t kernel;        /* index into KERNELS */

@@ -88,6 +88,8 @@ typedef struct dlc_artifact_t {
    * against the view without it still read the fields they know. */
   const uint8_t *cubin;
   uint64_t cubin_size;
+  /* Since 1.2 (NULL before): one entry per kernel. */
+  const dlcx_kernel_limits_t *kernel_limits;
 } dlc_artifact_t;
 
 /*===--- the vtable ----------------------------------------------------===*/

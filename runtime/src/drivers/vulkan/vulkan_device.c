@@ -283,6 +283,7 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
   VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
 #endif
   VkPhysicalDeviceSubgroupProperties subgroup;
+  VkPhysicalDeviceDriverProperties driver;
   VkPhysicalDeviceProperties2 properties;
   VkQueueFamilyProperties *families;
   void **next = &features.pNext;
@@ -356,11 +357,18 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
   vk->fn.vkGetPhysicalDeviceFeatures2(d->physical, &features);
 
   memset(&subgroup, 0, sizeof(subgroup));
+  memset(&driver, 0, sizeof(driver));
   memset(&properties, 0, sizeof(properties));
   subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
   properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
   properties.pNext = &subgroup;
+  /* Which driver (core in 1.2): lavapipe bounds loop iterations. */
+  if (d->api_version >= DLC_VK_VERSION(1, 2))
+    subgroup.pNext = &driver;
   vk->fn.vkGetPhysicalDeviceProperties2(d->physical, &properties);
+  d->loop_iteration_limit =
+      driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? 65535u : 0u;
 
   d->features = 0;
   if (storage16.storageBuffer16BitAccess && float16_int8.shaderFloat16)

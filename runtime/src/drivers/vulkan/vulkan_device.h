@@ -112,7 +112,10 @@ typedef struct dlc_vk_device_t {
   uint32_t queue_family;   /* UINT32_MAX: the device cannot compute */
   uint32_t timestamp_bits; /* of that family; 0: no timestamps */
   uint64_t features;       /* DLCX_FEATURE_VK_* offered, less the mask */
-  uint32_t extensions;     /* DLC_VK_EXT_* bits to enable for `features` */
+  /* Loop iterations an invocation may run before the driver ends its
+   * loops (Mesa's lavapipe: 65535, shared by all loops); 0: no limit. */
+  uint32_t loop_iteration_limit;
+  uint32_t extensions; /* DLC_VK_EXT_* bits to enable for `features` */
   /* Inputs, outputs and weights go through staging buffers: the device's
    * memory is not both device-local and host-visible, or the user asked. */
   int staging;

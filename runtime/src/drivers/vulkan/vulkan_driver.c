@@ -385,6 +385,18 @@ static dlc_status_t dlc_vk_check_device(const dlc_artifact_t *a,
   for (i = 0; i < a->kernel_count; ++i) {
     const dlcx_kernel_t *k = &a->kernels[i];
     const uint32_t *wg = k->workgroup_size;
+    /* A driver that ends loops after a number of iterations would compute
+     * garbage, silently: refuse the kernel instead. */
+    if (d->loop_iteration_limit && a->kernel_limits &&
+        a->kernel_limits[i].max_loop_iterations > d->loop_iteration_limit)
+      return dlc_message_set(
+          message, DLC_ERROR_UNSUPPORTED,
+          "kernel %" PRIu32 " ('%s') runs up to %" PRIu32 " loop iterations "
+          "per invocation; Vulkan device '%s' ends an invocation's loops "
+          "after %" PRIu32 " (Mesa's lavapipe), which would give wrong "
+          "results",
+          i, a->strings + k->name, a->kernel_limits[i].max_loop_iterations,
+          device, d->loop_iteration_limit);
     if (k->binding_count > limits->maxPerStageDescriptorStorageBuffers ||
         k->binding_count > limits->maxDescriptorSetStorageBuffers)
       return dlc_message_set(message, DLC_ERROR_UNSUPPORTED,
