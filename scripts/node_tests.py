@@ -57,6 +57,7 @@ FAMILIES = {
         Gather GatherElements GatherND ScatterND Expand Tile Pad Resize
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
         Identity Dropout Constant CumSum Trilu""",
+    "recurrent": "RNN GRU LSTM",
     "quantization": """QuantizeLinear DequantizeLinear QLinearConv
         QLinearMatMul MatMulInteger ConvInteger DynamicQuantizeLinear""",
 }

@@ -37,3 +37,34 @@ func.func @temp(%a: tensor<4xf32>) -> tensor<4xf32> attributes {dlc.kernel} {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// A loop's state (a recurrent layer's hidden state) is updated in place in
+// the kernel's output buffer, with no copy per step, also when the body
+// writes a temporary into the same (CSE-shared) tensor.empty.
+// CHECK-LABEL: func.func @loop_state
+// CHECK-SAME: (%[[A:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: scf.for
+// CHECK-NOT: memref.copy
+// CHECK: linalg.generic {{.*}} outs(%[[OUT]] : memref<4xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @loop_state(%a: tensor<4xf32>) -> tensor<4xf32> attributes {dlc.kernel} {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%state = %e) -> (tensor<4xf32>) {
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %s = arith.addf %x, %x : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%t : tensor<4xf32>) outs(%state : tensor<4xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %s = arith.addf %x, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    scf.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -29,6 +29,7 @@ def ConvertONNXToLinalg : Pass<"dlc-convert-onnx-to-linalg", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
   ];
 }

@@ -70,6 +70,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateShapeHandlers(r);
     populateResizeHandlers(r);
     populateQuantizationHandlers(r);
+    populateRecurrentHandlers(r);
     return r;
   }();
   return registry;

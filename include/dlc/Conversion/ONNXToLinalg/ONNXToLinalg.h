@@ -77,6 +77,7 @@ void populateReductionHandlers(HandlerRegistry &registry);
 void populateShapeHandlers(HandlerRegistry &registry);
 void populateResizeHandlers(HandlerRegistry &registry);
 void populateQuantizationHandlers(HandlerRegistry &registry);
+void populateRecurrentHandlers(HandlerRegistry &registry);
 
 /// What a handler sees of one node: converted inputs, attributes with
 /// defaults, a builder positioned at the node, and diagnostics that name the
