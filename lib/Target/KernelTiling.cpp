@@ -53,6 +53,14 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   bufferize.stackOnly = target.isGPU();
   pm.addPass(createBufferizeKernels(bufferize));
   if (target.isGPU()) {
+    // Sequential loops (recurrent layers) over a workgroup, their shared
+    // buffers within three quarters of the device's workgroup memory.
+    GPUSerialLoopsOptions serial;
+    serial.threads = tiling.maxThreads;
+    serial.budget = static_cast<int64_t>(target.sharedMemoryBytes * 3 / 4);
+    if (target.kind == TargetKind::Vulkan)
+      serial.memorySpace = "#spirv.storage_class<Workgroup>";
+    pm.addPass(createGPUSerialLoops(serial));
     // Contractions read their inputs through workgroup memory: under the
     // 16 KiB every Vulkan device has, and under CUDA's 48 KiB of static
     // shared memory.

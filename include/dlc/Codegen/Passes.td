@@ -261,6 +261,39 @@ def GPUPromoteShared : Pass<"dlc-gpu-promote-shared", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def GPUSerialLoops : Pass<"dlc-gpu-serial-loops", "mlir::ModuleOp"> {
+  let summary = "GPU kernels: spread the steps of a sequential loop over a "
+                "workgroup";
+  let description = [{
+    Runs on bufferized kernels, before dlc-gpu-outline-kernels. A kernel
+    whose body is one `scf.for` with linalg ops inside and no thread loop
+    (a recurrent layer's time loop, which dlc-tile-and-distribute leaves to
+    one thread) runs on a workgroup of `threads` threads instead: each
+    linalg op in the loop is tiled along its largest parallel loop, one
+    iteration per step, cyclically over the threads (`gpu.thread_id x`),
+    and followed by a `gpu.barrier`. The kernel's stack buffers (the
+    step's temporaries) and the kernel arguments the loop both writes and
+    reads (the carried state) move to workgroup memory of `memory-space`;
+    after the loop a barrier and a copy, spread the same way, write the
+    state to its argument. Kernels whose shared buffers exceed `budget`
+    bytes keep one thread.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", "128",
+           "Threads of the workgroup">,
+    Option<"memorySpace", "memory-space", "std::string",
+           "\"#gpu.address_space<workgroup>\"",
+           "Memory space attribute of the workgroup buffers">,
+    Option<"budget", "budget", "int64_t", "12288",
+           "Workgroup memory the shared buffers may take, in bytes">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
   let summary = "CPU kernels: choose the loop that vectorizes as the innermost";
   let description = [{
