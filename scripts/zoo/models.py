@@ -20,6 +20,7 @@ changes.
 
 import argparse
 import hashlib
+import math
 import json
 import os
 import sys
@@ -583,6 +584,62 @@ def build_yolov8n():
         dbox = g.op("Mul", [g.op("Concat", [cxy, wh], axis=1), stride])
         y = g.op("Concat", [dbox, g.op("Sigmoid", [cls])], axis=1)
     g.output(y, "output0", np.float32, [1, 4 + nc, count])
+    return g, [spec]
+
+
+def lstm(g, x, steps, batch_dim, cin, hidden, name):
+    """nn.LSTM(bidirectional) on [T, N, C] as torch.onnx writes it: gates
+    reordered to ONNX's i, o, f, c in the initializers, zero initial states
+    expanded to the batch from Shape, Y [T, 2, N, H] turned back into
+    [T, N, 2H] by Transpose and Reshape."""
+    with g.scope(name):
+        s = 1.0 / math.sqrt(hidden)
+        w = g.initializer(g.uniform((2, 4 * hidden, cin), -s, s), "weight_ih")
+        r = g.initializer(g.uniform((2, 4 * hidden, hidden), -s, s),
+                          "weight_hh")
+        b = g.initializer(g.uniform((2, 8 * hidden), -s, s), "bias")
+        batch = B.shape_dims(g, x, [1])[0]
+        shape = g.op("Concat", [g.const([2]), batch, g.const([hidden])],
+                     axis=0)
+        zeros = g.op("Expand", [g.const([[[0.0]]], np.float32), shape])
+        y, _, _ = g.op("LSTM", [x, w, r, b, "", zeros, zeros], outputs=3,
+                       hidden_size=hidden, direction="bidirectional")
+        y = g.op("Transpose", [y], perm=[0, 2, 1, 3])
+        return B.reshape(g, y, [steps, -1, 2 * hidden])
+
+
+@zoo_model("CRNN text recognizer (32x320, 96 classes): a VGG-style CNN "
+           "(3x3 convs, BN kept, MaxPool 2x2 then 2x1 down to height 1), "
+           "Squeeze and Transpose to [T, N, C], two bidirectional LSTM "
+           "layers (hidden 96, torch.onnx's zero states from Shape/Expand), "
+           "Linear per step, Softmax over the classes; symbolic batch",
+           TOL_PROB)
+def build_crnn():
+    classes, hidden = 96, 96
+    g = GraphBuilder("crnn", 14, 12)
+    x, spec = image_input(g, "image", ["batch", 3, 32, 320])
+    cfg = [(3, 32, (2, 2)), (32, 64, (2, 2)), (64, 128, None),
+           (128, 128, (2, 1)), (128, 192, None), (192, 192, (2, 1)),
+           (192, 192, (2, 1))]
+    with g.scope("cnn"):
+        for i, (cin, cout, pool) in enumerate(cfg):
+            x = B.conv(g, x, cin, cout, 3, bias=False, bn="keep", act="relu",
+                       name="conv%d" % i)
+            if pool:
+                x = g.op("MaxPool", [x], kernel_shape=list(pool),
+                         strides=list(pool), pads=[0, 0, 0, 0])
+    steps = 320 // 4
+    # [N, C, 1, T] -> [N, C, T] -> [T, N, C]
+    x = g.op("Squeeze", [x, g.const([2])])
+    x = g.op("Transpose", [x], perm=[2, 0, 1])
+    x = lstm(g, x, steps, "batch", 192, hidden, "rnn.0")
+    x = lstm(g, x, steps, "batch", 2 * hidden, hidden, "rnn.1")
+    with g.scope("fc"):
+        w = g.normal((2 * hidden, classes), 12.0 / math.sqrt(2 * hidden))
+        x = g.op("MatMul", [x, g.initializer(w, "weight_t")])
+        x = g.op("Add", [x, g.initializer(g.normal(classes, 0.1), "bias")])
+    x = g.op("Softmax", [x], axis=2)
+    g.output(x, "probs", np.float32, [steps, "batch", classes])
     return g, [spec]
 
 
