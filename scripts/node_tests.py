@@ -58,6 +58,7 @@ FAMILIES = {
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
         Identity Dropout Constant CumSum Trilu""",
     "recurrent": "RNN GRU LSTM",
+    "control": "If Loop Scan",
     "quantization": """QuantizeLinear DequantizeLinear QLinearConv
         QLinearMatMul MatMulInteger ConvInteger DynamicQuantizeLinear""",
 }
@@ -71,8 +72,23 @@ def default_data_dir():
                         "data", "node")
 
 
+# Inputs that are parameters rather than data when a test fails to compile
+# without them: integers (shapes, axes, trip counts) and booleans (If and
+# Loop conditions).
 INTEGER_TYPES = {onnx.TensorProto.INT32, onnx.TensorProto.INT64,
-                 onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
+                 onnx.TensorProto.UINT32, onnx.TensorProto.UINT64,
+                 onnx.TensorProto.BOOL}
+
+
+def graph_ops(graph):
+    """The op types of a graph's nodes and of their subgraphs' nodes."""
+    ops = set()
+    for node in graph.node:
+        ops.add(node.op_type)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                ops |= graph_ops(attr.g)
+    return ops
 
 
 def load_test(path):
@@ -81,7 +97,7 @@ def load_test(path):
     inits = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
     outputs = [o.name for o in model.graph.output]
-    ops = sorted({n.op_type for n in model.graph.node})
+    ops = sorted(graph_ops(model.graph))
     integer = [i.name for i in inputs
                if i.type.tensor_type.elem_type in INTEGER_TYPES]
     return ops, [i.name for i in inputs], outputs, integer
@@ -115,9 +131,10 @@ def run_one(args, name, target, workdir):
         # Shape parameters given as graph inputs (Reshape's shape, Slice's
         # starts, ...) must be known when compiling: bind the integer
         # inputs to the test's values, as a user would with --bind-input.
-        # First the integer inputs, then everything but the data input.
+        # First the integer inputs, then everything but the data input,
+        # then every input (Range's float bounds are all parameters).
         bound = []
-        for candidates in (integer, inputs[1:]):
+        for candidates in (integer, inputs[1:], inputs):
             if p.returncode == 0 or not ("compile-time" in p.stderr or
                                          "at run time" in p.stderr):
                 break

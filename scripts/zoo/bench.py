@@ -207,7 +207,7 @@ def ort_only(args, ort):
         for k in ("p50", "p90", "p99")}}
 
 
-def compile_model(args, dlc_compile, entry, target):
+def compile_model(args, dlc_compile, entry, target, inputs):
     tdir = os.path.join(args.work, entry["name"],
                         common.target_dir_name(target))
     os.makedirs(tdir, exist_ok=True)
@@ -216,7 +216,7 @@ def compile_model(args, dlc_compile, entry, target):
         os.remove(artifact)
     cmd = [dlc_compile, os.path.join(args.models_dir, entry["file"]),
            "--target=" + target, "-o", artifact, "--stats"]
-    cmd += ["--input-shape=" + pin for pin in entry["input_shape_pins"]]
+    cmd += common.compile_flags(entry, inputs)
     rc, out, err, secs = check.run(cmd, args.timeout)
     info = common.parse_stats(err + out)
     info["compile_wall_s"] = secs
@@ -256,6 +256,7 @@ def verify(args, dlc_run, entry, artifact, inputs, refs, target):
 def bench_model(args, tools, entry, targets, thread_counts):
     dlc_compile, dlc_run = tools
     inputs, refs = check.prepare_model(entry, args.models_dir, args.work)
+    dlc_inputs = common.run_inputs(entry, inputs)
     model_path = os.path.join(args.models_dir, entry["file"])
     workers = {}
 
@@ -268,11 +269,11 @@ def bench_model(args, tools, entry, targets, thread_counts):
     try:
         for target in targets:
             artifact, info, error = compile_model(args, dlc_compile, entry,
-                                                  target)
+                                                  target, inputs)
             status = error
             if artifact and not args.no_verify:
-                status = verify(args, dlc_run, entry, artifact, inputs, refs,
-                                target)
+                status = verify(args, dlc_run, entry, artifact, dlc_inputs,
+                                refs, target)
             configs = thread_counts if target.startswith("cpu") else \
                 [thread_counts[0]]
             for n in configs:
@@ -286,7 +287,8 @@ def bench_model(args, tools, entry, targets, thread_counts):
                 if artifact and (status == "ok" or args.bench_mismatches):
                     try:
                         row.update(bench_config(args, dlc_run, artifact,
-                                                inputs, row["threads"], ort))
+                                                dlc_inputs, row["threads"],
+                                                ort))
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
                         row["status"] = "bench error: %s" % \
                             common.strip_paths(str(e))

@@ -97,6 +97,18 @@ class GraphBuilder:
                                            name=name, domain=domain, **attrs))
         return out_names[0] if len(out_names) == 1 else out_names
 
+    @contextlib.contextmanager
+    def subgraph(self):
+        """Nodes added inside go to a list of their own (yielded): the body
+        of an If branch or a Loop. Initializers stay in the main graph,
+        which the subgraph reads, as torch.onnx writes scripted branches."""
+        outer, self.nodes = self.nodes, []
+        body = self.nodes
+        try:
+            yield body
+        finally:
+            self.nodes = outer
+
     def initializer(self, array, leaf):
         """A named initializer under the current scope (a parameter)."""
         name = self.param_name(leaf)

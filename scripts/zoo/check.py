@@ -179,7 +179,8 @@ def check_one(args, tools, entry, target, inputs, refs):
             "--target=" + target, "-o", artifact, "--stats"]
     if args.stage != "artifact":
         ccmd[-1:] = ["--emit=mlir", "--stage=" + args.stage]
-    ccmd += ["--input-shape=" + pin for pin in entry["input_shape_pins"]]
+    ccmd += common.compile_flags(entry, inputs)
+    inputs = common.run_inputs(entry, inputs)
     res["compile_cmd"] = quote(ccmd)
     rc, out, err, secs = run(ccmd, args.timeout)
     with open(os.path.join(tdir, "compile.log"), "w") as f:

@@ -74,6 +74,8 @@ def make_inputs(entry, seed=0):
             a = rng.uniform(spec["low"], spec["high"], shape)
         elif dist == "randint":
             a = rng.integers(spec["low"], spec["high"], shape)
+        elif dist == "value":
+            a = np.full(shape, spec["value"])
         elif dist == "prefix_mask":
             # [batch, seq]: ones for a random valid length, zeros after it.
             a = np.zeros(shape)
@@ -86,14 +88,43 @@ def make_inputs(entry, seed=0):
 
 
 def save_inputs(entry, directory, seed=0):
-    """Writes the inputs as .npy files; returns {name: path}."""
+    """Writes the inputs as .npy files; returns {name: path}. An input the
+    manifest marks `bind` (a constant of the deployment, such as a sample
+    rate) is also written as an ONNX TensorProto next to it, for
+    dlc-compile --bind-input."""
+    from onnx import numpy_helper
     os.makedirs(directory, exist_ok=True)
+    bound = bound_inputs(entry)
     paths = {}
     for i, (name, a) in enumerate(make_inputs(entry, seed).items()):
         path = os.path.join(directory, "input_%d.npy" % i)
         np.save(path, a)
+        if name in bound:
+            with open(path[:-len(".npy")] + ".pb", "wb") as f:
+                f.write(numpy_helper.from_array(a, name).SerializeToString())
         paths[name] = path
     return paths
+
+
+def bound_inputs(entry):
+    """Inputs bound at compile time: ONNX Runtime still takes them."""
+    return {s["name"] for s in entry["inputs"] if s.get("bind")}
+
+
+def compile_flags(entry, inputs):
+    """dlc-compile's flags for a model: its --input-shape pins and a
+    --bind-input for each bound input (`inputs` from save_inputs)."""
+    flags = ["--input-shape=" + pin for pin in entry["input_shape_pins"]]
+    for name in sorted(bound_inputs(entry)):
+        flags.append("--bind-input=%s=%s" % (
+            name, inputs[name][:-len(".npy")] + ".pb"))
+    return flags
+
+
+def run_inputs(entry, inputs):
+    """The inputs dlc-run takes: all but the bound ones."""
+    bound = bound_inputs(entry)
+    return {k: v for k, v in inputs.items() if k not in bound}
 
 
 # ---------------------------------------------------------------------------

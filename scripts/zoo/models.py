@@ -643,6 +643,125 @@ def build_crnn():
     return g, [spec]
 
 
+def vad_branch(g, x, h, c, samples, name):
+    """One sample rate's network of a Silero-style voice-activity detector:
+    STFT magnitudes by a strided Conv1d over the reflect-padded frame, four
+    Conv1d+ReLU encoder blocks, a two-layer LSTM whose states come from
+    and go to the graph's h and c, a 1x1 Conv1d and Sigmoid per step, the
+    mean over steps. Returns (prob, hn, cn) and the branch's nodes."""
+    filt, hop = samples // 2, samples // 8
+    bins = filt // 2 + 1
+    with g.subgraph() as nodes, g.scope(name):
+        y = g.op("Unsqueeze", [x, g.const([1])])
+        pad = (filt - hop) // 2
+        y = g.op("Pad", [y, g.const([0, 0, pad, 0, 0, pad])], mode="reflect")
+        with g.scope("stft"):
+            basis = g.initializer(
+                g.normal((2 * bins, 1, filt), 1.0 / math.sqrt(filt)),
+                "forward_basis_buffer")
+            y = g.op("Conv", [y, basis], kernel_shape=[filt],
+                     strides=[hop], pads=[0, 0], dilations=[1], group=1)
+            real = g.op("Slice", [y, g.const([0]), g.const([bins]),
+                                  g.const([1])])
+            imag = g.op("Slice", [y, g.const([bins]), g.const([2 * bins]),
+                                  g.const([1])])
+            power = g.op("Add", [g.op("Mul", [real, real]),
+                                 g.op("Mul", [imag, imag])])
+            y = g.op("Sqrt", [power])
+        cfg = [(bins, 128, 1), (128, 64, 2), (64, 64, 2), (64, 128, 1)]
+        for i, (cin, cout, stride) in enumerate(cfg):
+            with g.scope("encoder", str(i)):
+                w = g.normal((cout, cin, 3), math.sqrt(2.0 / (3 * cin)))
+                y = g.op("Conv", [y, g.initializer(w, "weight"),
+                                  g.initializer(g.normal(cout, 0.05), "bias")],
+                         kernel_shape=[3], strides=[stride], pads=[1, 1],
+                         dilations=[1], group=1)
+                y = g.op("Relu", [y])
+        # [N, C, T] -> [T, N, C] for the LSTM layers.
+        y = g.op("Transpose", [y], perm=[2, 0, 1])
+        hs, cs = [], []
+        for layer, cin in enumerate((128, 64)):
+            with g.scope("decoder", "rnn", str(layer)):
+                hidden, sc = 64, 1.0 / 8.0
+                w = g.initializer(g.uniform((1, 256, cin), -sc, sc),
+                                  "weight_ih")
+                r = g.initializer(g.uniform((1, 256, hidden), -sc, sc),
+                                  "weight_hh")
+                b = g.initializer(g.uniform((1, 512), -sc, sc), "bias")
+                h0 = g.op("Slice", [h, g.const([layer]), g.const([layer + 1]),
+                                    g.const([0])])
+                c0 = g.op("Slice", [c, g.const([layer]), g.const([layer + 1]),
+                                    g.const([0])])
+                y, hn, cn = g.op("LSTM", [y, w, r, b, "", h0, c0], outputs=3,
+                                 hidden_size=hidden)
+                y = g.op("Squeeze", [y, g.const([1])])
+                hs.append(hn)
+                cs.append(cn)
+        hn = g.op("Concat", hs, axis=0)
+        cn = g.op("Concat", cs, axis=0)
+        with g.scope("decoder", "out"):
+            y = g.op("Relu", [g.op("Transpose", [y], perm=[1, 2, 0])])
+            w = g.normal((1, 64, 1), 2.0 / math.sqrt(64))
+            y = g.op("Conv", [y, g.initializer(w, "weight"),
+                              g.initializer(g.normal(1, 0.1), "bias")],
+                     kernel_shape=[1], strides=[1], pads=[0, 0],
+                     dilations=[1], group=1)
+            y = g.op("Sigmoid", [y])
+            prob = g.op("ReduceMean", [y], axes=[2], keepdims=0)
+    return (prob, hn, cn), nodes
+
+
+@zoo_model("Silero-style voice-activity detector (512-sample frames): an If "
+           "on the sample-rate input (bound at compile time) between a 16 "
+           "kHz and an 8 kHz network, each STFT by Conv1d, four Conv1d "
+           "encoder blocks, a two-layer LSTM whose states are graph inputs "
+           "and outputs (h, c: [2, batch, 64]), Sigmoid per step and the "
+           "mean; branches read the main graph's input and weights; "
+           "symbolic batch", TOL_PROB)
+def build_vad():
+    g = GraphBuilder("vad", 16, 13)
+    samples = 512
+    g.input("input", np.float32, ["batch", samples])
+    g.input("sr", np.int64, [])
+    g.input("h", np.float32, [2, "batch", 64])
+    g.input("c", np.float32, [2, "batch", 64])
+    is16k = g.op("Equal", ["sr", g.const(16000)])
+    out16, then_nodes = vad_branch(g, "input", "h", "c", samples, "_model")
+    # At 8 kHz the frame is half the samples: the network looks at the
+    # first 256 (the exported model's 8 kHz path takes 256-sample frames).
+    with g.subgraph() as head:
+        half = g.op("Slice", ["input", g.const([0]), g.const([samples // 2]),
+                              g.const([1])])
+    out8, else_nodes = vad_branch(g, half, "h", "c", samples // 2,
+                                  "_model_8k")
+
+    def branch(nodes, outs, name):
+        shapes = [["batch", 1], [2, "batch", 64], [2, "batch", 64]]
+        return onnx.helper.make_graph(
+            nodes, name, [],
+            [onnx.helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT,
+                                                shape)
+             for o, shape in zip(outs, shapes)])
+
+    prob, hn, cn = g.op(
+        "If", [is16k], outputs=3,
+        then_branch=branch(then_nodes, out16, "then_branch"),
+        else_branch=branch(head + else_nodes, out8, "else_branch"))
+    g.output(prob, "output", np.float32, ["batch", 1])
+    g.output(hn, "hn", np.float32, [2, "batch", 64])
+    g.output(cn, "cn", np.float32, [2, "batch", 64])
+    audio = {"dist": "uniform", "low": -1.0, "high": 1.0, "dtype": "float32",
+             "note": "audio samples in [-1, 1]"}
+    state = {"dist": "uniform", "low": -1.0, "high": 1.0, "dtype": "float32",
+             "note": "LSTM states (tanh-bounded) from the previous frame"}
+    return g, [dict(name="input", pin=[1, samples], **audio),
+               dict(name="sr", dtype="int64", dist="value", value=16000,
+                    bind=True, note="the sample rate; a constant of the "
+                    "deployment, bound with --bind-input"),
+               dict(name="h", pin=[2, 1, 64], **state),
+               dict(name="c", pin=[2, 1, 64], **state)]
+
+
 # ---------------------------------------------------------------------------
 # Transformers
 

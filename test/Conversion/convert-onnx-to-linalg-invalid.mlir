@@ -18,3 +18,91 @@ func.func @several(%a: tensor<4xf32>) -> tensor<4xf32> {
   %1 = onnx.node "NoSuchOp" (%0) {version = 17 : i64, name = "w"} : (tensor<4xf32>) -> tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// Control-flow nodes whose subgraphs do not fit them (the importer's
+// ONNX checks catch these in models; hand-written IR reaches the handlers).
+func.func @if_missing_branch(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<false> : tensor<i1>
+  // expected-error @below {{node 'i' (If, opset 13): missing subgraph attribute 'else_branch'}}
+  %0 = onnx.node "If" (%c) {version = 13 : i64, name = "i", graph_attrs = ["then_branch"]} : (tensor<i1>) -> tensor<4xf32> {
+    onnx.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_branch_outputs(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<true> : tensor<i1>
+  // expected-error @below {{node 'i' (If, opset 13): the then_branch has 2 outputs but the node has 1}}
+  %0 = onnx.node "If" (%c) {version = 13 : i64, name = "i", graph_attrs = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<4xf32> {
+    onnx.yield %a, %a : tensor<4xf32>, tensor<4xf32>
+  }, {
+    onnx.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_branch_inputs(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c = arith.constant dense<true> : tensor<i1>
+  // expected-error @below {{node 'i' (If, opset 13): the then_branch declares inputs; If branches take none}}
+  %0 = onnx.node "If" (%c) {version = 13 : i64, name = "i", graph_attrs = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    onnx.yield %x : tensor<4xf32>
+  }, {
+    onnx.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_body_arity(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %m = arith.constant dense<2> : tensor<i64>
+  %none = onnx.none
+  // expected-error @below {{node 'l' (Loop, opset 13): the body takes 1 inputs and returns 1 outputs; a Loop body takes the iteration number, the condition and the loop-carried values, and returns the condition, the loop-carried values and scan outputs}}
+  %0 = onnx.node "Loop" (%m, %none, %a) {version = 13 : i64, name = "l", graph_attrs = ["body"]} : (tensor<i64>, none, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<i64>):
+    onnx.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_node_arity(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %m = arith.constant dense<2> : tensor<i64>
+  %none = onnx.none
+  // expected-error @below {{node 'l' (Loop, opset 13): the node has 1 outputs and 3 inputs, but its body carries 2 values and returns 0 scan outputs}}
+  %0 = onnx.node "Loop" (%m, %none, %a) {version = 13 : i64, name = "l", graph_attrs = ["body"]} : (tensor<i64>, none, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>):
+    onnx.yield %c, %x, %y : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @scan_inputs(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @below {{node 's' (Scan, opset 16): num_scan_inputs is 0 for a node with 1 inputs}}
+  %0 = onnx.node "Scan" (%a) {version = 16 : i64, name = "s", attrs = {num_scan_inputs = 0 : i64}, graph_attrs = ["body"]} : (tensor<3x4xf32>) -> tensor<3x4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    onnx.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @scan_body_arity(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @below {{node 's' (Scan, opset 16): the body takes 2 inputs and returns 1 outputs; the node has 1 inputs and 1 outputs}}
+  %0 = onnx.node "Scan" (%a) {version = 16 : i64, name = "s", attrs = {num_scan_inputs = 1 : i64}, graph_attrs = ["body"]} : (tensor<3x4xf32>) -> tensor<3x4xf32> {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+    onnx.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<3x4xf32>
+}

@@ -71,6 +71,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateResizeHandlers(r);
     populateQuantizationHandlers(r);
     populateRecurrentHandlers(r);
+    populateControlFlowHandlers(r);
     return r;
   }();
   return registry;
@@ -251,38 +252,43 @@ static LogicalResult checkDeclaredType(NodeRewriter &rw, unsigned i,
   return success();
 }
 
-/// Checks that every node has a handler for its opset before converting
-/// anything, so that all unsupported nodes are reported at once.
+/// The handler for `op`, or null after reporting why there is none.
+static const HandlerRegistry::Entry *
+findHandler(onnx::NodeOp op, const HandlerRegistry &registry) {
+  auto report = [&](const Twine &why) {
+    emitError(op.getLoc()) << "node '" << op.getDisplayName() << "' ("
+                           << op.getOpType() << ", opset " << op.getVersion()
+                           << "): " << why;
+    return nullptr;
+  };
+  const HandlerRegistry::Entry *entry =
+      registry.lookup(op.getDomain(), op.getOpType());
+  if (!entry)
+    return report(op.getDomain().empty() ? Twine("unsupported operator")
+                                         : "unsupported operator in domain '" +
+                                               op.getDomain() + "'");
+  if (op.getDomain().empty() &&
+      static_cast<int64_t>(op.getVersion()) > kMaxKnownOpset)
+    return report("the model uses ai.onnx opset " + Twine(op.getVersion()) +
+                  ", newer than the newest dlc knows (" +
+                  Twine(kMaxKnownOpset) +
+                  "); the operator may have changed since");
+  if (static_cast<int64_t>(op.getVersion()) < entry->sinceVersions.front())
+    return report("opset " + Twine(op.getVersion()) +
+                  " of this operator is older than the oldest dlc supports (" +
+                  Twine(entry->sinceVersions.front()) + ")");
+  return entry;
+}
+
+/// Checks that every node of the function's own graph has a handler for its
+/// opset before converting anything, so that all unsupported nodes are
+/// reported at once. Nodes in subgraphs are checked when control flow puts
+/// them into the graph: an If's branch not taken may hold anything.
 static LogicalResult checkSupport(func::FuncOp func,
                                   const HandlerRegistry &registry) {
   bool ok = true;
-  func.walk([&](onnx::NodeOp op) {
-    auto report = [&](const Twine &why) {
-      emitError(op.getLoc())
-          << "node '" << op.getDisplayName() << "' (" << op.getOpType()
-          << ", opset " << op.getVersion() << "): " << why;
-      ok = false;
-    };
-    const HandlerRegistry::Entry *entry =
-        registry.lookup(op.getDomain(), op.getOpType());
-    if (!entry) {
-      report(op.getDomain().empty()
-                 ? Twine("unsupported operator")
-                 : "unsupported operator in domain '" + op.getDomain() + "'");
-      return;
-    }
-    if (op.getDomain().empty() &&
-        static_cast<int64_t>(op.getVersion()) > kMaxKnownOpset) {
-      report("the model uses ai.onnx opset " + Twine(op.getVersion()) +
-             ", newer than the newest dlc knows (" + Twine(kMaxKnownOpset) +
-             "); the operator may have changed since");
-      return;
-    }
-    if (static_cast<int64_t>(op.getVersion()) < entry->sinceVersions.front())
-      report("opset " + Twine(op.getVersion()) +
-             " of this operator is older than the oldest dlc supports (" +
-             Twine(entry->sinceVersions.front()) + ")");
-  });
+  for (auto op : func.getBody().front().getOps<onnx::NodeOp>())
+    ok &= findHandler(op, registry) != nullptr;
   return success(ok);
 }
 
@@ -393,9 +399,12 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
                       TypeAttr::get(elem));
     }
   }
+  // A node's result maps to its converted value, or, for control flow, to
+  // a value of the ONNX graph that maps on in turn once converted.
   auto lookup = [&](Value v) -> Value {
-    auto it = mapped.find(v);
-    return it == mapped.end() ? v : it->second;
+    for (auto it = mapped.find(v); it != mapped.end(); it = mapped.find(v))
+      v = it->second;
+    return v;
   };
   auto onnxTypeOf = [&](Value v) -> Type {
     auto it = onnxTypes.find(v);
@@ -407,7 +416,12 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
   };
 
   SmallVector<Operation *> toErase;
-  for (Operation &op : llvm::make_early_inc_range(entry)) {
+  // Control-flow handlers insert nodes right after theirs: the next op is
+  // taken once the current one is converted.
+  for (Operation *opPtr = &entry.front(), *nextOp = nullptr; opPtr;
+       opPtr = nextOp) {
+    Operation &op = *opPtr;
+    nextOp = op.getNextNode();
     if (auto none = dyn_cast<onnx::NoneOp>(op)) {
       toErase.push_back(&op);
       continue;
@@ -454,11 +468,18 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
       if (v && !isa<RankedTensorType>(v.getType()))
         return rw.fail("input " + Twine(i) + " has no static type");
     }
-    const HandlerRegistry::Entry *handler =
-        registry.lookup(node.getDomain(), node.getOpType());
-    if (failed(handler->handler(rw)))
+    const HandlerRegistry::Entry *handler = findHandler(node, registry);
+    if (!handler || failed(handler->handler(rw)))
       return failure();
-    if (rw.getResults().empty() && node.getNumResults() != 0)
+    nextOp = node->getNextNode();
+    toErase.push_back(node);
+    if (!rw.getForwarded().empty() || node.getNumResults() == 0) {
+      for (auto [result, v] :
+           llvm::zip_equal(node.getOutputs(), rw.getForwarded()))
+        mapped[result] = v;
+      continue;
+    }
+    if (rw.getResults().empty())
       return rw.fail("internal error: the handler produced no results");
     for (auto [i, v] : llvm::enumerate(rw.getResults())) {
       if (i >= node.getNumResults())
@@ -468,7 +489,6 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
       mapped[node.getOutputs()[i]] = v;
       onnxTypes[v] = rw.getResultOnnxTypes()[i];
     }
-    toErase.push_back(node);
   }
 
   // Results: rewire the return and the function type.

@@ -150,7 +150,9 @@ SmallVector<onnx::NodeOp> foldConv(onnx::NodeOp q) {
   // QLinearConv exists since opset 10 and has not changed since.
   auto folded =
       onnx::NodeOp::create(b, conv.getLoc(), q->getResultTypes(), "QLinearConv",
-                           "", 10, conv.getNameAttr(), conv.getAttrs(), inputs);
+                           "", 10, conv.getNameAttr(), conv.getAttrs(),
+                           /*graph_attrs=*/ArrayAttr(), inputs,
+                           /*graphsCount=*/0);
   q.getResult(0).replaceAllUsesWith(folded.getResult(0));
   q.erase();
   conv.erase();

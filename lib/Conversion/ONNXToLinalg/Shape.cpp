@@ -1546,9 +1546,14 @@ LogicalResult convertDropout(NodeRewriter &rw) {
     DenseElementsAttr training = getDenseConstant(rw.input(2));
     if (!zeroRatio && !training)
       return rw.unsupported("training_mode computed at run time");
-    if (!zeroRatio && toInt64Vector(training)[0] != 0)
+    if (!zeroRatio && toInt64Vector(training)[0] != 0) {
+      if (rw.hasInput(1) && !ratio)
+        return rw.unsupported("training-mode dropout whose ratio is "
+                              "computed at run time (only a ratio of 0, "
+                              "which keeps every element, compiles)");
       return rw.unsupported("training-mode dropout with a non-zero ratio "
                             "(random masks)");
+    }
   }
   SmallVector<Value> results = {rw.input(0)};
   SmallVector<Type> onnxTypes = {rw.onnxElementType(0)};

@@ -17,6 +17,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -87,13 +89,17 @@ public:
 private:
   LogicalResult readOpsets();
   LogicalResult validateGraph();
+  /// Checks one graph or subgraph (`what` names it in diagnostics): unique
+  /// names, every node against its schema, nested subgraphs, and puts the
+  /// nodes in topological order.
+  LogicalResult validateNodes(::onnx::GraphProto &graph, const Twine &what);
   LogicalResult checkAgainstSchema(const ::onnx::NodeProto &node,
                                    unsigned index);
-  LogicalResult sortNodes();
+  LogicalResult sortNodes(::onnx::GraphProto &graph, const Twine &what);
   LogicalResult bindInputs();
   LogicalResult pinInputShapes();
   LogicalResult runShapeInference();
-  LogicalResult collectValueTypes();
+  LogicalResult collectValueTypes(const ::onnx::GraphProto &graph);
   FailureOr<Type> convertType(const ::onnx::TypeProto &type, StringRef what);
   FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &tensor,
                                        Location loc);
@@ -104,9 +110,15 @@ private:
                                             const ::onnx::NodeProto &node,
                                             Location loc);
   LogicalResult importNode(::onnx::NodeProto &node, unsigned index);
+  /// Imports `graph` (attribute `attrName` of the node named `owner`) into
+  /// `region`: its inputs become block arguments, its outputs the operands
+  /// of an onnx.yield; names of enclosing graphs stay visible.
+  LogicalResult importSubgraph(::onnx::GraphProto &graph, Region &region,
+                               StringRef owner, StringRef attrName);
   Location nodeLoc(const ::onnx::NodeProto &node, unsigned index);
-  /// The node's name, or "OpType#index" for unnamed nodes.
-  static std::string nodeName(const ::onnx::NodeProto &node, unsigned index);
+  /// The node's name, or "OpType#index" for unnamed nodes (inside a
+  /// subgraph, prefixed with "node/attribute/" of each enclosing node).
+  std::string nodeName(const ::onnx::NodeProto &node, unsigned index) const;
 
   MLIRContext &ctx;
   OpBuilder builder;
@@ -116,15 +128,34 @@ private:
   std::string baseDir;
 
   std::map<std::string, int64_t> opsets;
+  /// "node/attribute/" of each enclosing subgraph; empty in the main graph.
+  std::string scope;
   llvm::StringMap<Value> values;
   llvm::StringMap<Type> valueTypes;
   Value noneValue;
 };
 
 std::string ModelImporter::nodeName(const ::onnx::NodeProto &node,
-                                    unsigned index) {
-  return node.name().empty() ? node.op_type() + "#" + std::to_string(index)
-                             : node.name();
+                                    unsigned index) const {
+  return node.name().empty()
+             ? scope + node.op_type() + "#" + std::to_string(index)
+             : node.name();
+}
+
+/// The names that nodes inside `node`'s subgraphs (at any depth) read: a
+/// node reads its subgraphs' captures from the enclosing graph like inputs.
+static void collectSubgraphReads(const ::onnx::NodeProto &node,
+                                 llvm::StringSet<> &reads) {
+  for (const ::onnx::AttributeProto &attr : node.attribute()) {
+    if (attr.type() != ::onnx::AttributeProto::GRAPH)
+      continue;
+    for (const ::onnx::NodeProto &inner : attr.g().node()) {
+      for (const std::string &in : inner.input())
+        if (!in.empty())
+          reads.insert(in);
+      collectSubgraphReads(inner, reads);
+    }
+  }
 }
 
 Location ModelImporter::nodeLoc(const ::onnx::NodeProto &node, unsigned index) {
@@ -194,26 +225,44 @@ LogicalResult ModelImporter::validateGraph() {
     return emitError(fileLoc, "the model's ir_version is ")
            << model.ir_version() << ", newer than any ONNX IR version dlc "
            << "knows (the newest is " << kNewestIRVersion << ")";
-  const ::onnx::GraphProto &graph = model.graph();
+  return validateNodes(*model.mutable_graph(), "the graph");
+}
+
+LogicalResult ModelImporter::validateNodes(::onnx::GraphProto &graph,
+                                           const Twine &what) {
   // Names a graph may give once: initializers, inputs (which IR < 4 also
   // lists for initializers), outputs, and the values nodes define.
   llvm::StringSet<> initializers, inputs, outputs;
   for (const ::onnx::TensorProto &t : graph.initializer())
     if (!initializers.insert(t.name()).second)
-      return emitError(fileLoc, "the graph has two initializers named '")
-             << t.name() << "'";
+      return emitError(fileLoc)
+             << what << " has two initializers named '" << t.name() << "'";
   for (const ::onnx::ValueInfoProto &vi : graph.input())
     if (!inputs.insert(vi.name()).second)
-      return emitError(fileLoc, "the graph has two inputs named '")
-             << vi.name() << "'";
+      return emitError(fileLoc)
+             << what << " has two inputs named '" << vi.name() << "'";
   for (const ::onnx::ValueInfoProto &vi : graph.output())
     if (!outputs.insert(vi.name()).second)
-      return emitError(fileLoc, "the graph has two outputs named '")
-             << vi.name() << "'";
-  for (auto [index, node] : llvm::enumerate(graph.node()))
+      return emitError(fileLoc)
+             << what << " has two outputs named '" << vi.name() << "'";
+  for (auto [index, node] : llvm::enumerate(*graph.mutable_node())) {
     if (failed(checkAgainstSchema(node, index)))
       return failure();
-  return sortNodes();
+    std::string owner = nodeName(node, index);
+    for (::onnx::AttributeProto &attr : *node.mutable_attribute()) {
+      if (attr.type() != ::onnx::AttributeProto::GRAPH)
+        continue;
+      std::string outer = scope;
+      scope = owner + "/" + attr.name() + "/";
+      LogicalResult inner = validateNodes(
+          *attr.mutable_g(), "the subgraph '" + attr.name() + "' of node '" +
+                                 owner + "' (" + node.op_type() + ")");
+      scope = outer;
+      if (failed(inner))
+        return failure();
+    }
+  }
+  return sortNodes(graph, what);
 }
 
 LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
@@ -310,8 +359,8 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
   return success();
 }
 
-LogicalResult ModelImporter::sortNodes() {
-  ::onnx::GraphProto &graph = *model.mutable_graph();
+LogicalResult ModelImporter::sortNodes(::onnx::GraphProto &graph,
+                                       const Twine &what) {
   int numNodes = graph.node_size();
   llvm::StringMap<int> producer;
   for (auto [index, node] : llvm::enumerate(graph.node()))
@@ -330,8 +379,16 @@ LogicalResult ModelImporter::sortNodes() {
   std::vector<SmallVector<int>> readers(numNodes);
   SmallVector<int> pending(numNodes, 0);
   bool ordered = true;
+  std::vector<SmallVector<std::string>> reads(numNodes);
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    reads[index].assign(node.input().begin(), node.input().end());
+    llvm::StringSet<> captured;
+    collectSubgraphReads(node, captured);
+    for (const auto &name : captured)
+      reads[index].push_back(name.getKey().str());
+  }
   for (auto [index, node] : llvm::enumerate(graph.node()))
-    for (const std::string &in : node.input()) {
+    for (const std::string &in : reads[index]) {
       auto it = producer.find(in);
       if (in.empty() || it == producer.end())
         continue;
@@ -367,7 +424,7 @@ LogicalResult ModelImporter::sortNodes() {
     while (!seen.count(n)) {
       seen[n] = path.size();
       path.push_back(n);
-      for (const std::string &in : graph.node(n).input()) {
+      for (const std::string &in : reads[n]) {
         auto it = producer.find(in);
         if (!in.empty() && it != producer.end() && pending[it->second] > 0) {
           n = it->second;
@@ -380,7 +437,7 @@ LogicalResult ModelImporter::sortNodes() {
     for (unsigned i = path.size(); i-- > seen[n];)
       cycle += nodeName(graph.node(path[i]), path[i]) + " -> ";
     cycle += nodeName(graph.node(path.back()), path.back());
-    return emitError(fileLoc, "the graph has a cycle: ") << cycle;
+    return emitError(fileLoc) << what << " has a cycle: " << cycle;
   }
   google::protobuf::RepeatedPtrField<::onnx::NodeProto> sorted;
   for (int i : order)
@@ -500,8 +557,8 @@ LogicalResult ModelImporter::runShapeInference() {
   return success();
 }
 
-LogicalResult ModelImporter::collectValueTypes() {
-  const ::onnx::GraphProto &graph = model.graph();
+LogicalResult
+ModelImporter::collectValueTypes(const ::onnx::GraphProto &graph) {
   auto add = [&](const ::onnx::ValueInfoProto &vi) -> LogicalResult {
     if (!vi.has_type() || !vi.type().has_tensor_type() ||
         !convertElementType(&ctx, vi.type().tensor_type().elem_type()))
@@ -518,6 +575,12 @@ LogicalResult ModelImporter::collectValueTypes() {
   for (const ::onnx::ValueInfoProto &vi : graph.output())
     if (failed(add(vi)))
       return failure();
+  // Subgraphs: their names are unique across the model, as ONNX asks.
+  for (const ::onnx::NodeProto &node : graph.node())
+    for (const ::onnx::AttributeProto &attr : node.attribute())
+      if (attr.type() == ::onnx::AttributeProto::GRAPH &&
+          failed(collectValueTypes(attr.g())))
+        return failure();
   return success();
 }
 
@@ -782,10 +845,9 @@ ModelImporter::importAttribute(::onnx::AttributeProto &attr,
     value = *t;
     break;
   }
-  case ::onnx::AttributeProto::GRAPH:
   case ::onnx::AttributeProto::GRAPHS:
-    return fail("is a subgraph; control flow (If, Loop, Scan) is not "
-                "supported yet");
+    return fail("is a list of subgraphs, which no operator dlc supports "
+                "takes");
   case ::onnx::AttributeProto::TYPE_PROTO: {
     FailureOr<Type> t = convertType(attr.tp(), "attribute " + attr.name());
     if (failed(t))
@@ -829,7 +891,12 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
     inputs.push_back(it->second);
   }
   SmallVector<NamedAttribute> attrs;
+  SmallVector<::onnx::AttributeProto *> graphs;
   for (::onnx::AttributeProto &attr : *node.mutable_attribute()) {
+    if (attr.type() == ::onnx::AttributeProto::GRAPH) {
+      graphs.push_back(&attr);
+      continue;
+    }
     FailureOr<NamedAttribute> a = importAttribute(attr, node, loc);
     if (failed(a))
       return failure();
@@ -846,7 +913,18 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
       builder, loc, resultTypes, builder.getStringAttr(node.op_type()),
       builder.getStringAttr(domain), builder.getI64IntegerAttr(opsetIt->second),
       node.name().empty() ? StringAttr() : builder.getStringAttr(node.name()),
-      builder.getDictionaryAttr(attrs), inputs);
+      builder.getDictionaryAttr(attrs),
+      graphs.empty() ? ArrayAttr()
+                     : builder.getStrArrayAttr(llvm::map_to_vector(
+                           graphs,
+                           [](::onnx::AttributeProto *a) -> StringRef {
+                             return a->name();
+                           })),
+      inputs, graphs.size());
+  for (auto [i, attr] : llvm::enumerate(graphs))
+    if (failed(importSubgraph(*attr->mutable_g(), op.getGraphs()[i],
+                              nodeName(node, index), attr->name())))
+      return failure();
   for (auto [name, result] : llvm::zip(node.output(), op.getOutputs())) {
     if (name.empty())
       continue;
@@ -858,13 +936,70 @@ LogicalResult ModelImporter::importNode(::onnx::NodeProto &node,
   return success();
 }
 
+LogicalResult ModelImporter::importSubgraph(::onnx::GraphProto &graph,
+                                            Region &region, StringRef owner,
+                                            StringRef attrName) {
+  OpBuilder::InsertionGuard guard(builder);
+  Location loc =
+      NameLoc::get(builder.getStringAttr(owner + "/" + attrName), fileLoc);
+  std::string what =
+      ("the subgraph '" + attrName + "' of node '" + owner + "'").str();
+  SmallVector<Type> argTypes;
+  for (const ::onnx::ValueInfoProto &input : graph.input()) {
+    // Loop and Scan bodies may leave an input's type to inference.
+    if (!input.has_type()) {
+      argTypes.push_back(builder.getNoneType());
+      continue;
+    }
+    FailureOr<Type> t =
+        convertType(input.type(), "input '" + input.name() + "' of " + what);
+    if (failed(t))
+      return failure();
+    argTypes.push_back(*t);
+  }
+  Block *block = builder.createBlock(
+      &region, {}, argTypes, SmallVector<Location>(argTypes.size(), loc));
+  // Names the subgraph defines are visible only inside it.
+  llvm::StringMap<Value> outer = values;
+  std::string outerScope = scope;
+  scope = (owner + "/" + attrName + "/").str();
+  llvm::scope_exit restore([&] {
+    values = std::move(outer);
+    scope = std::move(outerScope);
+  });
+  for (auto [input, arg] : llvm::zip(graph.input(), block->getArguments()))
+    values[input.name()] = arg;
+  for (::onnx::TensorProto &init : *graph.mutable_initializer()) {
+    Location initLoc =
+        NameLoc::get(builder.getStringAttr(init.name()), fileLoc);
+    FailureOr<ElementsAttr> value = importTensor(init, initLoc);
+    if (failed(value))
+      return failure();
+    values[init.name()] =
+        arith::ConstantOp::create(builder, initLoc, cast<TypedAttr>(*value));
+  }
+  for (auto [i, node] : llvm::enumerate(*graph.mutable_node()))
+    if (failed(importNode(node, i)))
+      return failure();
+  SmallVector<Value> results;
+  for (const ::onnx::ValueInfoProto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end())
+      return emitError(loc) << "output '" << output.name() << "' of " << what
+                            << " is not produced by any node";
+    results.push_back(it->second);
+  }
+  dlc::onnx::YieldOp::create(builder, loc, results);
+  return success();
+}
+
 OwningOpRef<ModuleOp> ModelImporter::run() {
   if (!model.has_graph())
     return emitError(fileLoc, "the model has no graph"), nullptr;
   if (failed(readOpsets()) || failed(validateGraph()) || failed(bindInputs()) ||
       failed(pinInputShapes()) ||
       (options.inferShapes && failed(runShapeInference())) ||
-      failed(collectValueTypes()))
+      failed(collectValueTypes(model.graph())))
     return nullptr;
 
   ::onnx::GraphProto &graph = *model.mutable_graph();

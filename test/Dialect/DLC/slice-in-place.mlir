@@ -114,6 +114,29 @@ func.func @kept(%x: tensor<2x8x4xf32>) -> (tensor<2x4x4xf32>, tensor<1x4x4xf32>,
 
 // -----
 
+// A slice of a reshaped constant (an LSTM's bias, B[0] of [1, 8H]) stays a
+// kernel too: constants live in the weights, not in the arena.
+// CHECK-LABEL: func @reshaped_constant
+// CHECK-NOT: dlc.view
+// CHECK: tensor.extract_slice
+func.func @reshaped_constant() -> tensor<4xf32> {
+  %c = arith.constant dense<1.0> : tensor<1x8xf32>
+  %r = tensor.collapse_shape %c [[0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+  %d = dlc.dispatch (%r) : (tensor<8xf32>) -> tensor<4xf32> {
+  ^bb0(%v: tensor<8xf32>):
+    %s = tensor.extract_slice %v[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    dlc.yield %s : tensor<4xf32>
+  }
+  %e = dlc.dispatch (%d) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%p: tensor<4xf32>):
+    %n = math.exp %p : tensor<4xf32>
+    dlc.yield %n : tensor<4xf32>
+  }
+  return %e : tensor<4xf32>
+}
+
+// -----
+
 // A slice that a dlc.concat already places in its buffer (a ShuffleNet
 // unit's pass-through half) stays a kernel: a value lives in one place.
 // CHECK-LABEL: func @concat_operand

@@ -78,6 +78,7 @@ void populateShapeHandlers(HandlerRegistry &registry);
 void populateResizeHandlers(HandlerRegistry &registry);
 void populateQuantizationHandlers(HandlerRegistry &registry);
 void populateRecurrentHandlers(HandlerRegistry &registry);
+void populateControlFlowHandlers(HandlerRegistry &registry);
 
 /// What a handler sees of one node: converted inputs, attributes with
 /// defaults, a builder positioned at the node, and diagnostics that name the
@@ -143,6 +144,15 @@ public:
   llvm::ArrayRef<mlir::Value> getResults() { return results; }
   llvm::ArrayRef<mlir::Type> getResultOnnxTypes() { return resultOnnxTypes; }
 
+  /// For control flow: replaces the node's results with values of the ONNX
+  /// graph that are not converted yet. The handler places the nodes that
+  /// compute them after the node; the driver converts those next, and the
+  /// node's results become what `onnxValues` convert to.
+  void forward(mlir::ValueRange onnxValues) {
+    forwarded.assign(onnxValues.begin(), onnxValues.end());
+  }
+  llvm::ArrayRef<mlir::Value> getForwarded() { return forwarded; }
+
   /// Emits "node 'NAME' (OP, opset V): MESSAGE" and returns failure.
   NodeFailure fail(const llvm::Twine &message);
   /// Same, for unsupported-but-valid cases.
@@ -159,6 +169,7 @@ private:
   llvm::ArrayRef<mlir::Type> inputOnnxTypes;
   llvm::SmallVector<mlir::Value> results;
   llvm::SmallVector<mlir::Type> resultOnnxTypes;
+  llvm::SmallVector<mlir::Value> forwarded;
 };
 
 /// Converts every `onnx.node` in `func` (and the function signature) to

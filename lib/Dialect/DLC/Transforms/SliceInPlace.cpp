@@ -55,6 +55,15 @@ std::optional<int64_t> contiguousOffset(tensor::ExtractSliceOp slice) {
   return offset;
 }
 
+/// True when `v` is a constant or a reshape of one: constants live in the
+/// artifact's weights, not in the arena a view points into.
+bool isConstant(Value v) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return isa_and_nonnull<arith::ConstantOp>(v.getDefiningOp());
+}
+
 struct SliceInPlacePass : public dlc::impl::SliceInPlaceBase<SliceInPlacePass> {
   using Base::Base;
 
@@ -80,8 +89,7 @@ struct SliceInPlacePass : public dlc::impl::SliceInPlaceBase<SliceInPlacePass> {
           if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
             uses.push_back(user->getResult(0));
         }
-      if (!offset || !elem.isIntOrFloat() || placed ||
-          source.getDefiningOp<arith::ConstantOp>() ||
+      if (!offset || !elem.isIntOrFloat() || placed || isConstant(source) ||
           (*offset * dlc::storedElementBytes(elem)) % alignment != 0)
         continue;
       OpBuilder b(dispatch);

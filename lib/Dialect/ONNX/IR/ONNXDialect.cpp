@@ -31,9 +31,24 @@ bool NodeOp::hasInput(unsigned i) {
   return i < getInputs().size() && !isa<NoneType>(getInputs()[i].getType());
 }
 
+Region *NodeOp::getGraph(StringRef attrName) {
+  std::optional<ArrayAttr> names = getGraphAttrs();
+  if (!names)
+    return nullptr;
+  for (auto [i, name] : llvm::enumerate(names->getAsValueRange<StringAttr>()))
+    if (name == attrName && i < getGraphs().size())
+      return &getGraphs()[i];
+  return nullptr;
+}
+
 LogicalResult NodeOp::verify() {
   if (getOpType().empty())
     return emitOpError("has an empty op_type");
+  size_t named = getGraphAttrs() ? getGraphAttrs()->size() : 0;
+  if (named != getGraphs().size())
+    return emitOpError("has ")
+           << getGraphs().size() << " subgraph regions but names " << named
+           << " in graph_attrs";
   return success();
 }
 

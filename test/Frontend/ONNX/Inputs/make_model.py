@@ -123,6 +123,40 @@ def main():
              helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
         save(m, out)
+    elif kind == "graphs":
+        # A list of subgraphs (GRAPHS), which no standard operator takes.
+        g = helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["T"])], "g0", [],
+            [helper.make_tensor_value_info("T", TensorProto.FLOAT, [2])])
+        node = helper.make_node("Switch", ["X"], ["Y"], name="switch",
+                                domain="com.example")
+        node.attribute.append(helper.make_attribute("cases", [g, g]))
+        m = graph_model(
+            [node], [helper.make_tensor_value_info("X", TensorProto.FLOAT,
+                                                   [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+        m.opset_import.append(helper.make_opsetid("com.example", 1))
+        save(m, out)
+    elif kind == "loop-sequence":
+        # A Loop body whose loop-carried value is a sequence.
+        seq = helper.make_tensor_sequence_value_info("S", TensorProto.FLOAT,
+                                                     [2])
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c"], ["co"]),
+             helper.make_node("Identity", ["S"], ["So"])], "body",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("c", TensorProto.BOOL, []), seq],
+            [helper.make_tensor_value_info("co", TensorProto.BOOL, []),
+             helper.make_tensor_sequence_value_info("So", TensorProto.FLOAT,
+                                                    [2])])
+        m = graph_model(
+            [helper.make_node("SequenceEmpty", [], ["S0"]),
+             helper.make_node("Loop", ["M", "", "S0"], ["Y"], name="loop",
+                              body=body)],
+            [helper.make_tensor_value_info("M", TensorProto.INT64, [])],
+            [helper.make_tensor_sequence_value_info("Y", TensorProto.FLOAT,
+                                                    [2])])
+        save(m, out)
     else:
         sys.exit("unknown kind " + kind)
 

@@ -15,6 +15,12 @@ def ONNX_NodeOp : ONNX_Op<"node"> {
     ONNX attributes live in `attrs`, keyed by their ONNX names; `name` is the
     node name from the model and is used in every diagnostic about the node.
 
+    A node with subgraph attributes (`If`, `Loop`, `Scan`) holds each
+    subgraph as a region: `graph_attrs` names the attribute of each region,
+    in region order. A region's block arguments are the subgraph's inputs,
+    its `onnx.yield` returns the subgraph's outputs, and its ops may read
+    values of the enclosing graphs, as ONNX subgraphs do.
+
     Example:
 
     ```mlir
@@ -24,6 +30,13 @@ def ONNX_NodeOp : ONNX_Op<"node"> {
         {version = 11 : i64, attrs = {pads = [1, 1, 1, 1]}}
         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, none)
         -> tensor<1x4x8x8xf32>
+    %r = onnx.node "If" (%cond) {version = 13 : i64,
+        graph_attrs = ["then_branch", "else_branch"]}
+        : (tensor<i1>) -> tensor<1x8xf32> {
+      onnx.yield %x : tensor<1x8xf32>
+    }, {
+      onnx.yield %y : tensor<1x8xf32>
+    }
     ```
   }];
   let arguments = (ins
@@ -32,10 +45,13 @@ def ONNX_NodeOp : ONNX_Op<"node"> {
     ConfinedAttr<I64Attr, [IntPositive]>:$version,
     OptionalAttr<StrAttr>:$name,
     DefaultValuedAttr<DictionaryAttr, "{}">:$attrs,
+    OptionalAttr<StrArrayAttr>:$graph_attrs,
     Variadic<AnyType>:$inputs);
   let results = (outs Variadic<AnyType>:$outputs);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$graphs);
   let assemblyFormat = [{
     $op_type ` ` `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+    ($graphs^)?
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -48,7 +64,20 @@ def ONNX_NodeOp : ONNX_Op<"node"> {
     }
     /// True when input `i` exists and is not a `none` placeholder.
     bool hasInput(unsigned i);
+    /// The region holding subgraph attribute `attrName`, or null.
+    ::mlir::Region *getGraph(::llvm::StringRef attrName);
   }];
+}
+
+def ONNX_YieldOp : ONNX_Op<"yield", [Pure, Terminator,
+                                      HasParent<"NodeOp">]> {
+  let summary = "The outputs of an ONNX subgraph";
+  let description = [{
+    Ends the region of a subgraph attribute; its operands are the
+    subgraph's outputs in the order the subgraph lists them.
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 def ONNX_NoneOp : ONNX_Op<"none", [Pure]> {

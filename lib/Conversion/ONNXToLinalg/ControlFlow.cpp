@@ -1,0 +1,411 @@
+//===- ControlFlow.cpp - If, Loop and Scan --------------------------------===//
+//
+// Control flow is resolved at compile time, in the ONNX graph itself: each
+// handler places ONNX nodes after its node (a subgraph's nodes, moved or
+// cloned) and forwards the node's results to values among them. The driver
+// converts those nodes next, so a condition or trip count that a later
+// iteration computes is folded by the time the next step is decided.
+// - If: the condition must fold to a constant (directly, through a shape
+//   subgraph, or from an input bound with --bind-input); the chosen branch
+//   replaces the node.
+// - Loop: unrolled one iteration at a time. Each iteration is a clone of the
+//   body followed by a copy of the Loop node that carries the iteration
+//   number, the body's condition and loop-carried values, and the scan
+//   outputs produced so far; the copy decides, once its inputs are
+//   converted, whether another iteration runs. Trip count and condition
+//   must fold to constants.
+// - Scan: the sequence length is static, so every step is cloned at once:
+//   Gather picks each step's slice of the scan inputs, Unsqueeze and
+//   Concat stack the steps' scan outputs. Scan 8's batch axis is one such
+//   scan per batch entry, stacked.
+// Subgraphs read values of enclosing graphs directly; cloning maps the
+// body's own arguments, including their uses in nested subgraphs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+/// Unrolling beyond this many iterations (or steps) is refused: the graph
+/// would grow by a copy of the body for each.
+constexpr int64_t kMaxUnrolledIterations = 4096;
+
+/// An ONNX node of the default domain, inserted at `b`'s insertion point;
+/// its results are typed by its handler when the driver converts it.
+onnx::NodeOp createNode(OpBuilder &b, Location loc, StringRef opType,
+                        int64_t version, ValueRange inputs,
+                        ArrayRef<NamedAttribute> attrs = {},
+                        unsigned numResults = 1) {
+  return onnx::NodeOp::create(
+      b, loc, SmallVector<Type>(numResults, b.getNoneType()), opType, "",
+      version, /*name=*/StringAttr(), b.getDictionaryAttr(attrs),
+      /*graph_attrs=*/ArrayAttr(), inputs, /*graphsCount=*/0);
+}
+
+/// A rank-0 int64 constant (ONNX's scalar tensor).
+Value scalarI64(OpBuilder &b, Location loc, int64_t v) {
+  auto type = RankedTensorType::get({}, b.getI64Type());
+  return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, {v}));
+}
+
+/// A rank-1 int64 constant.
+Value vectorI64(OpBuilder &b, Location loc, ArrayRef<int64_t> v) {
+  auto type =
+      RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getI64Type());
+  return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, v));
+}
+
+/// Clones the ops of `body` (all but its onnx.yield) at `b`'s insertion
+/// point with its arguments bound to `args`; returns what the yield yields.
+SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange args) {
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  SmallVector<Value> yielded;
+  for (Value v : body.getTerminator()->getOperands())
+    yielded.push_back(mapping.lookupOrDefault(v));
+  return yielded;
+}
+
+/// Stacks `pieces` along a new `axis` (ONNX's Unsqueeze + Concat).
+Value stack(OpBuilder &b, Location loc, ArrayRef<Value> pieces, int64_t axis) {
+  SmallVector<Value> expanded;
+  Value axes = vectorI64(b, loc, {axis});
+  for (Value piece : pieces)
+    expanded.push_back(
+        createNode(b, loc, "Unsqueeze", 13, {piece, axes}).getResult(0));
+  if (expanded.size() == 1)
+    return expanded.front();
+  return createNode(b, loc, "Concat", 13, expanded,
+                    {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))})
+      .getResult(0);
+}
+
+/// The single boolean a constant holds.
+FailureOr<bool> constantBool(NodeRewriter &rw, unsigned i, StringRef what) {
+  ElementsAttr attr = rw.constantInput(i);
+  if (!attr)
+    return rw.unsupported(Twine(what) +
+                          " is computed at run time; dlc resolves control "
+                          "flow at compile time (bind the inputs it depends "
+                          "on with --bind-input)");
+  DenseElementsAttr dense = getDenseConstant(rw.input(i));
+  if (!dense || dense.getNumElements() != 1 ||
+      !isa<IntegerType>(dense.getElementType()))
+    return rw.fail(Twine(what) + " must hold one boolean, but is " +
+                   llvm::formatv("{0}", attr.getType()).str());
+  return !(*dense.getValues<APInt>().begin()).isZero();
+}
+
+Block *graphBody(NodeRewriter &rw, StringRef attrName) {
+  Region *region = rw.getOp().getGraph(attrName);
+  if (!region || region->empty())
+    return (void)rw.fail("missing subgraph attribute '" + attrName + "'"),
+           nullptr;
+  return &region->front();
+}
+
+LogicalResult convertIf(NodeRewriter &rw) {
+  onnx::NodeOp op = rw.getOp();
+  FailureOr<bool> cond = constantBool(rw, 0, "the condition");
+  if (failed(cond))
+    return failure();
+  StringRef taken = *cond ? "then_branch" : "else_branch";
+  Block *body = graphBody(rw, taken);
+  if (!body)
+    return failure();
+  auto yield = cast<onnx::YieldOp>(body->getTerminator());
+  if (yield.getValues().size() != op.getNumResults())
+    return rw.fail("the " + taken + " has " + Twine(yield.getValues().size()) +
+                   " outputs but the node has " + Twine(op.getNumResults()));
+  SmallVector<Value> results(yield.getValues());
+  if (body->getNumArguments() != 0)
+    return rw.fail("the " + taken + " declares inputs; If branches take none");
+  yield.erase();
+  op->getBlock()->getOperations().splice(std::next(op->getIterator()),
+                                         body->getOperations());
+  rw.forward(results);
+  return success();
+}
+
+/// Where a Loop node is in its unrolling: copies of the node carry the
+/// number of iterations run so far; after the node's own inputs (trip
+/// count, condition, loop-carried values) come the scan outputs of each
+/// iteration run so far.
+constexpr StringLiteral kIterationAttr = "dlc.loop_iteration";
+
+LogicalResult convertLoop(NodeRewriter &rw) {
+  onnx::NodeOp op = rw.getOp();
+  Block *body = graphBody(rw, "body");
+  if (!body)
+    return failure();
+  int64_t iteration = 0;
+  if (auto attr = op->getAttrOfType<IntegerAttr>(kIterationAttr))
+    iteration = attr.getInt();
+  // body(iteration, condition, carried...) -> (condition, carried..., scan...)
+  int64_t numCarried = static_cast<int64_t>(body->getNumArguments()) - 2;
+  int64_t numYielded = body->getTerminator()->getNumOperands();
+  int64_t numScan = numYielded - 1 - numCarried;
+  if (numCarried < 0 || numScan < 0)
+    return rw.fail("the body takes " + Twine(body->getNumArguments()) +
+                   " inputs and returns " + Twine(numYielded) +
+                   " outputs; a Loop body takes the iteration number, the "
+                   "condition and the loop-carried values, and returns the "
+                   "condition, the loop-carried values and scan outputs");
+  int64_t numOwnInputs = 2 + numCarried;
+  if (static_cast<int64_t>(rw.numInputs()) !=
+          numOwnInputs + iteration * numScan ||
+      static_cast<int64_t>(op.getNumResults()) != numCarried + numScan)
+    return rw.fail("the node has " + Twine(op.getNumResults()) +
+                   " outputs and " + Twine(rw.numInputs()) +
+                   " inputs, but its body carries " + Twine(numCarried) +
+                   " values and returns " + Twine(numScan) + " scan outputs");
+
+  bool run = true;
+  if (rw.hasInput(0)) {
+    FailureOr<SmallVector<int64_t>> tripCount =
+        rw.constantInts(0, "trip count");
+    if (failed(tripCount))
+      return failure();
+    if (tripCount->size() != 1)
+      return rw.fail("the trip count must hold one integer");
+    run = iteration < tripCount->front();
+  }
+  if (run && rw.hasInput(1)) {
+    FailureOr<bool> cond = constantBool(rw, 1, "the loop condition");
+    if (failed(cond))
+      return failure();
+    run = *cond;
+  }
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  b.setInsertionPointAfter(op);
+  ValueRange ownInputs = op.getInputs().take_front(numOwnInputs);
+  ValueRange scanPieces = op.getInputs().drop_front(numOwnInputs);
+
+  if (!run) {
+    SmallVector<Value> results(ownInputs.drop_front(2));
+    for (int64_t j = 0; j < numScan; ++j) {
+      if (iteration == 0)
+        return rw.unsupported("the loop runs no iteration, so scan output " +
+                              Twine(j) + " has no known shape");
+      SmallVector<Value> pieces;
+      for (int64_t i = 0; i < iteration; ++i)
+        pieces.push_back(scanPieces[i * numScan + j]);
+      results.push_back(stack(b, loc, pieces, 0));
+    }
+    rw.forward(results);
+    return success();
+  }
+  if (iteration >= kMaxUnrolledIterations)
+    return rw.unsupported("the loop runs more than " +
+                          Twine(kMaxUnrolledIterations) +
+                          " iterations; dlc unrolls loops at compile time");
+
+  // One iteration, then a copy of the node that decides about the next.
+  Value cond = ownInputs[1];
+  if (!rw.hasInput(1)) {
+    auto type = RankedTensorType::get({}, b.getI1Type());
+    cond =
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, true));
+  }
+  SmallVector<Value> args = {scalarI64(b, loc, iteration), cond};
+  llvm::append_range(args, ownInputs.drop_front(2));
+  SmallVector<Value> yielded = cloneBody(b, *body, args);
+
+  SmallVector<Value> nextInputs = {ownInputs[0], yielded[0]};
+  llvm::append_range(nextInputs, ArrayRef(yielded).slice(1, numCarried));
+  llvm::append_range(nextInputs, scanPieces);
+  llvm::append_range(nextInputs, ArrayRef(yielded).drop_front(1 + numCarried));
+  auto next = cast<onnx::NodeOp>(b.clone(*op));
+  next->setOperands(nextInputs);
+  next->setAttr(kIterationAttr, b.getI64IntegerAttr(iteration + 1));
+  rw.forward(next.getOutputs());
+  return success();
+}
+
+/// The steps of a scan: `steps` clones of `body`, step t reading slice t
+/// (or steps-1-t, for a reverse direction) of each scan input along its
+/// axis. Returns the final state and, per scan output, each step's piece.
+std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
+unrollScan(OpBuilder &b, Location loc, Block &body, ValueRange initialState,
+           ValueRange scanInputs, ArrayRef<int64_t> axes,
+           ArrayRef<int64_t> directions, int64_t steps) {
+  SmallVector<Value> state(initialState);
+  int64_t numScanOutputs =
+      body.getTerminator()->getNumOperands() - state.size();
+  SmallVector<SmallVector<Value>> pieces(numScanOutputs);
+  for (int64_t t = 0; t < steps; ++t) {
+    SmallVector<Value> args = state;
+    for (auto [j, input] : llvm::enumerate(scanInputs)) {
+      int64_t index = directions[j] ? steps - 1 - t : t;
+      args.push_back(
+          createNode(b, loc, "Gather", 13, {input, scalarI64(b, loc, index)},
+                     {b.getNamedAttr("axis", b.getI64IntegerAttr(axes[j]))})
+              .getResult(0));
+    }
+    SmallVector<Value> yielded = cloneBody(b, body, args);
+    state.assign(yielded.begin(), yielded.begin() + state.size());
+    for (int64_t j = 0; j < numScanOutputs; ++j)
+      pieces[j].push_back(yielded[state.size() + j]);
+  }
+  return {state, pieces};
+}
+
+/// Scan 9 and later: scan inputs run along their own axes; scan outputs
+/// stack along theirs.
+LogicalResult convertScan(NodeRewriter &rw) {
+  onnx::NodeOp op = rw.getOp();
+  Block *body = graphBody(rw, "body");
+  if (!body)
+    return failure();
+  bool batched = rw.version() < 9;
+  // Scan 8 puts an optional sequence_lens first and a batch axis in front
+  // of every input and output; each batch entry scans along axis 1.
+  unsigned first = batched ? 1 : 0;
+  int64_t numScanInputs = rw.getInt("num_scan_inputs", 0);
+  int64_t numInputs = static_cast<int64_t>(rw.numInputs()) - first;
+  int64_t numState = numInputs - numScanInputs;
+  int64_t numScanOutputs = static_cast<int64_t>(op.getNumResults()) - numState;
+  if (numScanInputs < 1 || numState < 0 || numScanOutputs < 0)
+    return rw.fail("num_scan_inputs is " + Twine(numScanInputs) +
+                   " for a node with " + Twine(numInputs) + " inputs");
+  if (static_cast<int64_t>(body->getNumArguments()) != numInputs ||
+      static_cast<int64_t>(body->getTerminator()->getNumOperands()) !=
+          static_cast<int64_t>(op.getNumResults()))
+    return rw.fail("the body takes " + Twine(body->getNumArguments()) +
+                   " inputs and returns " +
+                   Twine(body->getTerminator()->getNumOperands()) +
+                   " outputs; the node has " + Twine(numInputs) +
+                   " inputs and " + Twine(op.getNumResults()) + " outputs");
+  auto listAttr = [&](StringRef name,
+                      int64_t size) -> FailureOr<SmallVector<int64_t>> {
+    SmallVector<int64_t> v = rw.getInts(name);
+    if (v.empty())
+      v.assign(size, 0);
+    if (static_cast<int64_t>(v.size()) != size)
+      return rw.fail("attribute '" + name + "' has " + Twine(v.size()) +
+                     " entries; the node has " + Twine(size));
+    return v;
+  };
+  FailureOr<SmallVector<int64_t>> inAxes =
+      batched ? SmallVector<int64_t>(numScanInputs, 1)
+              : listAttr("scan_input_axes", numScanInputs);
+  FailureOr<SmallVector<int64_t>> inDirs =
+      listAttr(batched ? "directions" : "scan_input_directions", numScanInputs);
+  FailureOr<SmallVector<int64_t>> outAxes =
+      batched ? SmallVector<int64_t>(numScanOutputs, 0)
+              : listAttr("scan_output_axes", numScanOutputs);
+  FailureOr<SmallVector<int64_t>> outDirs =
+      batched ? SmallVector<int64_t>(numScanOutputs, 0)
+              : listAttr("scan_output_directions", numScanOutputs);
+  if (failed(inAxes) || failed(inDirs) || failed(outAxes) || failed(outDirs))
+    return failure();
+
+  // Every scan input runs over the same number of steps (and, in Scan 8,
+  // the same batch).
+  int64_t steps = -1, batch = -1;
+  for (int64_t j = 0; j < numScanInputs; ++j) {
+    RankedTensorType type = rw.inputType(first + numState + j);
+    if (batched && type.getRank() < 2)
+      return rw.fail("scan input " + Twine(j) +
+                     " must have a batch and a sequence axis");
+    FailureOr<int64_t> axis =
+        rw.normalizeAxis((*inAxes)[j], type.getRank(), "scan_input_axes");
+    if (failed(axis))
+      return failure();
+    (*inAxes)[j] = *axis;
+    int64_t length = type.getDimSize(*axis);
+    if (steps >= 0 && length != steps)
+      return rw.fail("scan input " + Twine(j) + " has " + Twine(length) +
+                     " steps along axis " + Twine(*axis) +
+                     " but scan input 0 has " + Twine(steps));
+    steps = length;
+    if (batched && batch >= 0 && type.getDimSize(0) != batch)
+      return rw.fail("scan input " + Twine(j) + " has batch " +
+                     Twine(type.getDimSize(0)) + " but scan input 0 has " +
+                     Twine(batch));
+    batch = type.getDimSize(0);
+  }
+  if (batched && rw.hasInput(0)) {
+    FailureOr<SmallVector<int64_t>> lens = rw.constantInts(0, "sequence_lens");
+    if (failed(lens))
+      return failure();
+    for (int64_t len : *lens)
+      if (len != steps)
+        return rw.unsupported("sequence_lens holds " + Twine(len) +
+                              ", shorter than the " + Twine(steps) +
+                              " steps of the scan inputs");
+  }
+  if (steps == 0)
+    return rw.unsupported("the scan inputs have no step, so the scan "
+                          "outputs have no known shape");
+  if (steps * (batched ? batch : 1) > kMaxUnrolledIterations)
+    return rw.unsupported(
+        "the scan runs " + Twine(steps * (batched ? batch : 1)) +
+        " steps, more than the " + Twine(kMaxUnrolledIterations) +
+        " dlc unrolls at compile time");
+
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  b.setInsertionPointAfter(op);
+  ValueRange state = op.getInputs().slice(first, numState);
+  ValueRange scanInputs = op.getInputs().drop_front(first + numState);
+  auto finish = [&](SmallVector<Value> finalState,
+                    SmallVector<SmallVector<Value>> pieces) {
+    SmallVector<Value> results = std::move(finalState);
+    for (int64_t j = 0; j < numScanOutputs; ++j) {
+      if ((*outDirs)[j])
+        std::reverse(pieces[j].begin(), pieces[j].end());
+      results.push_back(stack(b, loc, pieces[j], (*outAxes)[j]));
+    }
+    return results;
+  };
+  if (!batched) {
+    auto [finalState, pieces] =
+        unrollScan(b, loc, *body, state, scanInputs, *inAxes, *inDirs, steps);
+    rw.forward(finish(finalState, pieces));
+    return success();
+  }
+  // Scan 8: one scan per batch entry, on its slices; results stack along
+  // the batch axis.
+  auto slice = [&](Value v, int64_t index) {
+    return createNode(b, loc, "Gather", 13, {v, scalarI64(b, loc, index)},
+                      {b.getNamedAttr("axis", b.getI64IntegerAttr(0))})
+        .getResult(0);
+  };
+  SmallVector<int64_t> entryAxes(numScanInputs, 0);
+  SmallVector<SmallVector<Value>> perEntry(op.getNumResults());
+  for (int64_t e = 0; e < batch; ++e) {
+    SmallVector<Value> entryState, entryInputs;
+    for (Value v : state)
+      entryState.push_back(slice(v, e));
+    for (Value v : scanInputs)
+      entryInputs.push_back(slice(v, e));
+    auto [finalState, pieces] = unrollScan(
+        b, loc, *body, entryState, entryInputs, entryAxes, *inDirs, steps);
+    for (auto [i, v] : llvm::enumerate(finish(finalState, pieces)))
+      perEntry[i].push_back(v);
+  }
+  SmallVector<Value> results;
+  for (ArrayRef<Value> entries : perEntry)
+    results.push_back(stack(b, loc, entries, 0));
+  rw.forward(results);
+  return success();
+}
+
+} // namespace
+
+void dlc::populateControlFlowHandlers(HandlerRegistry &r) {
+  r.add("If", {1, 11, 13, 16, 19, 21, 23, 24}, convertIf);
+  r.add("Loop", {1, 11, 13, 16, 19, 21, 23, 24}, convertLoop);
+  r.add("Scan", {8, 9, 11, 16, 19, 21, 23, 24}, convertScan);
+}
