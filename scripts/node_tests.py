@@ -44,19 +44,22 @@ FAMILIES = {
         Softplus Clip Min Max Mean Sum Where Equal Less LessOrEqual Greater
         GreaterOrEqual Not And Or Xor Cast Floor Ceil Round Sign Mod IsNaN
         IsInf Sin Cos Tan Asin Acos Atan Sinh Cosh Asinh Acosh Atanh Celu
-        Mish Softsign ThresholdedRelu Shrink BitShift CastLike""",
+        Mish Softsign ThresholdedRelu Shrink BitShift CastLike BitwiseAnd
+        BitwiseOr BitwiseXor BitwiseNot Swish""",
     "conv-norm": """Conv ConvTranspose MaxPool AveragePool GlobalAveragePool
         GlobalMaxPool BatchNormalization InstanceNormalization
         LayerNormalization GroupNormalization LpNormalization LpPool
-        GlobalLpPool MeanVarianceNormalization RMSNormalization""",
-    "matrix": "MatMul Gemm Einsum",
+        GlobalLpPool MeanVarianceNormalization RMSNormalization LRN""",
+    "matrix": "MatMul Gemm Einsum Attention RotaryEmbedding",
     "reduction": """ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd
         ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum ReduceLogSumExp
-        Softmax LogSoftmax Hardmax ArgMax ArgMin TopK""",
+        Softmax LogSoftmax Hardmax ArgMax ArgMin TopK NegativeLogLikelihoodLoss
+        SoftmaxCrossEntropyLoss""",
     "shape": """Reshape Flatten Transpose Squeeze Unsqueeze Concat Split Slice
         Gather GatherElements GatherND ScatterND Expand Tile Pad Resize
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
-        Identity Dropout Constant CumSum Trilu""",
+        Identity Dropout Constant CumSum Trilu EyeLike OneHot CenterCropPad
+        ReverseSequence HannWindow HammingWindow BlackmanWindow""",
     "recurrent": "RNN GRU LSTM",
     "control": "If Loop Scan",
     "quantization": """QuantizeLinear DequantizeLinear QLinearConv

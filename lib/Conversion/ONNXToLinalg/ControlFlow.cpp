@@ -37,31 +37,6 @@ namespace {
 /// would grow by a copy of the body for each.
 constexpr int64_t kMaxUnrolledIterations = 4096;
 
-/// An ONNX node of the default domain, inserted at `b`'s insertion point;
-/// its results are typed by its handler when the driver converts it.
-onnx::NodeOp createNode(OpBuilder &b, Location loc, StringRef opType,
-                        int64_t version, ValueRange inputs,
-                        ArrayRef<NamedAttribute> attrs = {},
-                        unsigned numResults = 1) {
-  return onnx::NodeOp::create(
-      b, loc, SmallVector<Type>(numResults, b.getNoneType()), opType, "",
-      version, /*name=*/StringAttr(), b.getDictionaryAttr(attrs),
-      /*graph_attrs=*/ArrayAttr(), inputs, /*graphsCount=*/0);
-}
-
-/// A rank-0 int64 constant (ONNX's scalar tensor).
-Value scalarI64(OpBuilder &b, Location loc, int64_t v) {
-  auto type = RankedTensorType::get({}, b.getI64Type());
-  return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, {v}));
-}
-
-/// A rank-1 int64 constant.
-Value vectorI64(OpBuilder &b, Location loc, ArrayRef<int64_t> v) {
-  auto type =
-      RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getI64Type());
-  return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, v));
-}
-
 /// Clones the ops of `body` (all but its onnx.yield) at `b`'s insertion
 /// point with its arguments bound to `args`; returns what the yield yields.
 SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange args) {
@@ -76,17 +51,14 @@ SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange args) {
 }
 
 /// Stacks `pieces` along a new `axis` (ONNX's Unsqueeze + Concat).
-Value stack(OpBuilder &b, Location loc, ArrayRef<Value> pieces, int64_t axis) {
+Value stack(OnnxEmitter &e, ArrayRef<Value> pieces, int64_t axis) {
   SmallVector<Value> expanded;
-  Value axes = vectorI64(b, loc, {axis});
+  Value axes = e.ints({axis});
   for (Value piece : pieces)
-    expanded.push_back(
-        createNode(b, loc, "Unsqueeze", 13, {piece, axes}).getResult(0));
+    expanded.push_back(e.node("Unsqueeze", 13, {piece, axes}));
   if (expanded.size() == 1)
     return expanded.front();
-  return createNode(b, loc, "Concat", 13, expanded,
-                    {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))})
-      .getResult(0);
+  return e.node("Concat", 13, expanded, {e.attr("axis", axis)});
 }
 
 /// The single boolean a constant holds.
@@ -185,9 +157,8 @@ LogicalResult convertLoop(NodeRewriter &rw) {
       return failure();
     run = *cond;
   }
-  OpBuilder &b = rw.b();
-  Location loc = rw.loc();
-  b.setInsertionPointAfter(op);
+  OnnxEmitter e(rw);
+  OpBuilder &b = e.b();
   ValueRange ownInputs = op.getInputs().take_front(numOwnInputs);
   ValueRange scanPieces = op.getInputs().drop_front(numOwnInputs);
 
@@ -200,7 +171,7 @@ LogicalResult convertLoop(NodeRewriter &rw) {
       SmallVector<Value> pieces;
       for (int64_t i = 0; i < iteration; ++i)
         pieces.push_back(scanPieces[i * numScan + j]);
-      results.push_back(stack(b, loc, pieces, 0));
+      results.push_back(stack(e, pieces, 0));
     }
     rw.forward(results);
     return success();
@@ -212,12 +183,9 @@ LogicalResult convertLoop(NodeRewriter &rw) {
 
   // One iteration, then a copy of the node that decides about the next.
   Value cond = ownInputs[1];
-  if (!rw.hasInput(1)) {
-    auto type = RankedTensorType::get({}, b.getI1Type());
-    cond =
-        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, true));
-  }
-  SmallVector<Value> args = {scalarI64(b, loc, iteration), cond};
+  if (!rw.hasInput(1))
+    cond = e.scalar(b.getI1Type(), 1);
+  SmallVector<Value> args = {e.scalarInt(iteration), cond};
   llvm::append_range(args, ownInputs.drop_front(2));
   SmallVector<Value> yielded = cloneBody(b, *body, args);
 
@@ -236,7 +204,7 @@ LogicalResult convertLoop(NodeRewriter &rw) {
 /// (or steps-1-t, for a reverse direction) of each scan input along its
 /// axis. Returns the final state and, per scan output, each step's piece.
 std::pair<SmallVector<Value>, SmallVector<SmallVector<Value>>>
-unrollScan(OpBuilder &b, Location loc, Block &body, ValueRange initialState,
+unrollScan(OnnxEmitter &e, Block &body, ValueRange initialState,
            ValueRange scanInputs, ArrayRef<int64_t> axes,
            ArrayRef<int64_t> directions, int64_t steps) {
   SmallVector<Value> state(initialState);
@@ -247,12 +215,10 @@ unrollScan(OpBuilder &b, Location loc, Block &body, ValueRange initialState,
     SmallVector<Value> args = state;
     for (auto [j, input] : llvm::enumerate(scanInputs)) {
       int64_t index = directions[j] ? steps - 1 - t : t;
-      args.push_back(
-          createNode(b, loc, "Gather", 13, {input, scalarI64(b, loc, index)},
-                     {b.getNamedAttr("axis", b.getI64IntegerAttr(axes[j]))})
-              .getResult(0));
+      args.push_back(e.node("Gather", 13, {input, e.scalarInt(index)},
+                            {e.attr("axis", axes[j])}));
     }
-    SmallVector<Value> yielded = cloneBody(b, body, args);
+    SmallVector<Value> yielded = cloneBody(e.b(), body, args);
     state.assign(yielded.begin(), yielded.begin() + state.size());
     for (int64_t j = 0; j < numScanOutputs; ++j)
       pieces[j].push_back(yielded[state.size() + j]);
@@ -354,9 +320,7 @@ LogicalResult convertScan(NodeRewriter &rw) {
         " steps, more than the " + Twine(kMaxUnrolledIterations) +
         " dlc unrolls at compile time");
 
-  OpBuilder &b = rw.b();
-  Location loc = rw.loc();
-  b.setInsertionPointAfter(op);
+  OnnxEmitter e(rw);
   ValueRange state = op.getInputs().slice(first, numState);
   ValueRange scanInputs = op.getInputs().drop_front(first + numState);
   auto finish = [&](SmallVector<Value> finalState,
@@ -365,39 +329,37 @@ LogicalResult convertScan(NodeRewriter &rw) {
     for (int64_t j = 0; j < numScanOutputs; ++j) {
       if ((*outDirs)[j])
         std::reverse(pieces[j].begin(), pieces[j].end());
-      results.push_back(stack(b, loc, pieces[j], (*outAxes)[j]));
+      results.push_back(stack(e, pieces[j], (*outAxes)[j]));
     }
     return results;
   };
   if (!batched) {
     auto [finalState, pieces] =
-        unrollScan(b, loc, *body, state, scanInputs, *inAxes, *inDirs, steps);
+        unrollScan(e, *body, state, scanInputs, *inAxes, *inDirs, steps);
     rw.forward(finish(finalState, pieces));
     return success();
   }
   // Scan 8: one scan per batch entry, on its slices; results stack along
   // the batch axis.
   auto slice = [&](Value v, int64_t index) {
-    return createNode(b, loc, "Gather", 13, {v, scalarI64(b, loc, index)},
-                      {b.getNamedAttr("axis", b.getI64IntegerAttr(0))})
-        .getResult(0);
+    return e.node("Gather", 13, {v, e.scalarInt(index)}, {e.attr("axis", 0)});
   };
   SmallVector<int64_t> entryAxes(numScanInputs, 0);
   SmallVector<SmallVector<Value>> perEntry(op.getNumResults());
-  for (int64_t e = 0; e < batch; ++e) {
+  for (int64_t entry = 0; entry < batch; ++entry) {
     SmallVector<Value> entryState, entryInputs;
     for (Value v : state)
-      entryState.push_back(slice(v, e));
+      entryState.push_back(slice(v, entry));
     for (Value v : scanInputs)
-      entryInputs.push_back(slice(v, e));
-    auto [finalState, pieces] = unrollScan(
-        b, loc, *body, entryState, entryInputs, entryAxes, *inDirs, steps);
+      entryInputs.push_back(slice(v, entry));
+    auto [finalState, pieces] = unrollScan(e, *body, entryState, entryInputs,
+                                           entryAxes, *inDirs, steps);
     for (auto [i, v] : llvm::enumerate(finish(finalState, pieces)))
       perEntry[i].push_back(v);
   }
   SmallVector<Value> results;
   for (ArrayRef<Value> entries : perEntry)
-    results.push_back(stack(b, loc, entries, 0));
+    results.push_back(stack(e, entries, 0));
   rw.forward(results);
   return success();
 }

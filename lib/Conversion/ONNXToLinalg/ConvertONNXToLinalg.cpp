@@ -72,6 +72,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateQuantizationHandlers(r);
     populateRecurrentHandlers(r);
     populateControlFlowHandlers(r);
+    populateAttentionHandlers(r);
     return r;
   }();
   return registry;
@@ -379,7 +380,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
       continue;
     Type elem = type.getElementType();
     onnxTypes[arg] = elem;
-    if (isNibble(elem) && type.getNumElements() > 0) {
+    if (isNibble(elem)) {
       arg.setType(RankedTensorType::get({packedBytes(type.getNumElements())},
                                         builder.getI8Type()));
       func.setArgAttr(arg.getArgNumber(), "dlc.element_type",
@@ -500,7 +501,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
              << operand.getOperandNumber() << " is not a computed tensor";
     Type onnxType = onnxTypeOf(v);
     auto type = cast<RankedTensorType>(v.getType());
-    if (isNibble(type.getElementType()) && type.getNumElements() > 0) {
+    if (isNibble(type.getElementType())) {
       builder.setInsertionPoint(ret);
       v = packNibbles(builder, ret.getLoc(), v);
       func.setResultAttr(operand.getOperandNumber(), "dlc.packed_shape",

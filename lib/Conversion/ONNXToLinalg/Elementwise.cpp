@@ -452,6 +452,16 @@ LogicalResult convertSigmoid(NodeRewriter &rw) {
   });
 }
 
+/// Swish (opset 24): x * sigmoid(alpha * x).
+LogicalResult convertSwish(NodeRewriter &rw) {
+  double alpha = rw.getFloat("alpha", 1.0f);
+  return unaryFloat(rw, [=](OpBuilder &b, Location loc, ValueRange a) {
+    Value scaled = b.createOrFold<arith::MulFOp>(
+        loc, a[0], cst(b, loc, a[0].getType(), alpha));
+    return b.createOrFold<arith::MulFOp>(loc, a[0], sigmoid(b, loc, scaled));
+  });
+}
+
 LogicalResult convertHardSigmoid(NodeRewriter &rw) {
   double alpha = rw.getFloat("alpha", 0.2f), beta = rw.getFloat("beta", 0.5f);
   return unaryFloat(rw, [=](OpBuilder &b, Location loc, ValueRange a) {
@@ -667,6 +677,39 @@ LogicalResult convertNot(NodeRewriter &rw) {
                          });
 }
 
+/// BitwiseAnd, BitwiseOr, BitwiseXor on integers of any width and sign.
+template <typename OpTy> LogicalResult convertBitwise(NodeRewriter &rw) {
+  if (failed(requireSameTypes(rw, 2)))
+    return failure();
+  Type t = rw.inputType(0).getElementType();
+  if (!isa<IntegerType>(t) || t.isInteger(1))
+    return rw.fail("operands must be integers, not " +
+                   typeName(rw.onnxElementType(0)));
+  return emitElementwise(
+      rw, {rw.input(0), rw.input(1)}, t,
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        return b.createOrFold<OpTy>(loc, a[0], a[1]);
+      },
+      rw.onnxElementType(0));
+}
+
+LogicalResult convertBitwiseNot(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "X")))
+    return failure();
+  Type t = rw.inputType(0).getElementType();
+  if (!isa<IntegerType>(t) || t.isInteger(1))
+    return rw.fail("the operand must be an integer, not " +
+                   typeName(rw.onnxElementType(0)));
+  return emitElementwise(
+      rw, rw.input(0), t,
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        Value ones = arith::ConstantOp::create(
+            b, loc, b.getIntegerAttr(a[0].getType(), -1));
+        return b.createOrFold<arith::XOrIOp>(loc, a[0], ones);
+      },
+      rw.onnxElementType(0));
+}
+
 LogicalResult convertBitShift(NodeRewriter &rw) {
   if (failed(requireSameTypes(rw, 2)))
     return failure();
@@ -706,8 +749,6 @@ LogicalResult castTo(NodeRewriter &rw, Type to) {
   if (failed(rw.requireInput(0, "input")))
     return failure();
   Type from = rw.onnxElementType(0);
-  if (to.isInteger(4) || from.isInteger(4))
-    return rw.unsupported("casts to or from 4-bit integers");
   return emitElementwise(
       rw, rw.input(0), signlessType(to),
       [&](OpBuilder &b, Location loc, ValueRange a) {
@@ -787,6 +828,7 @@ void dlc::populateElementwiseHandlers(HandlerRegistry &r) {
   r.add("Softplus", {1, 22}, convertSoftplus);
   r.add("Softsign", {1, 22}, convertSoftsign);
   r.add("Mish", {18, 22}, convertMish);
+  r.add("Swish", {24}, convertSwish);
   r.add("ThresholdedRelu", {10, 22}, convertThresholdedRelu);
   r.add("Shrink", {9}, convertShrink);
   r.add("Clip", {1, 6, 11, 12, 13}, convertClip);
@@ -803,6 +845,10 @@ void dlc::populateElementwiseHandlers(HandlerRegistry &r) {
   r.add("Xor", {1, 7}, convertLogic<arith::XOrIOp>);
   r.add("Not", {1}, convertNot);
   r.add("BitShift", {11}, convertBitShift);
+  r.add("BitwiseAnd", {18}, convertBitwise<arith::AndIOp>);
+  r.add("BitwiseOr", {18}, convertBitwise<arith::OrIOp>);
+  r.add("BitwiseXor", {18}, convertBitwise<arith::XOrIOp>);
+  r.add("BitwiseNot", {18}, convertBitwiseNot);
   r.add("Where", {9, 16}, convertWhere);
   r.add("Cast", {1, 6, 9, 13, 19, 21, 23, 24}, convertCast);
   r.add("CastLike", {15, 19, 21, 23, 24}, convertCastLike);

@@ -627,6 +627,81 @@ LogicalResult convertLpNormalization(NodeRewriter &rw) {
   return rw.replace(y);
 }
 
+//===--- LRN --------------------------------------------------------------===//
+
+/// Local response normalization across channels: each element divided by
+/// (bias + alpha / size * the sum of squares over a window of `size`
+/// channels around it)^beta; the window is zero-padded at the ends.
+LogicalResult convertLRN(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "X")))
+    return failure();
+  auto xType = rw.inputType(0);
+  int64_t rank = xType.getRank();
+  if (rank < 3)
+    return rw.fail("X must have rank 3 or more ([N, C, D1, ...]), not " +
+                   Twine(rank));
+  std::optional<int64_t> size = rw.getOptionalInt("size");
+  if (!size || *size < 1)
+    return rw.fail("attribute 'size' must be a positive integer");
+  double alpha = rw.getFloat("alpha", 1e-4f), beta = rw.getFloat("beta", 0.75f);
+  double bias = rw.getFloat("bias", 1.0f);
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = rw.ctx();
+  Type t = xType.getElementType(), ct = computeType(t);
+  Type xOnnx = rw.onnxElementType(0);
+  ArrayRef<int64_t> shape = xType.getShape();
+  // Squares, padded along C by the window's reach on each side.
+  int64_t before = (*size - 1) / 2, after = *size - 1 - before;
+  SmallVector<bool> none(rank, false);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  Value squares =
+      buildGeneric(b, loc, rw.input(0), identity, shape, none, ct, Value(),
+                   [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+                     Value v = castScalar(nb, nloc, a[0], xOnnx, ct);
+                     return arith::MulFOp::create(nb, nloc, v, v);
+                   });
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = before;
+  high[1] = after;
+  squares = padWithValue(b, loc, squares, low, high, scalarAttr(ct, 0));
+  // Loops: X's dims, then the window; squares read at channel c + w.
+  SmallVector<int64_t> loopShape(shape);
+  loopShape.push_back(*size);
+  SmallVector<AffineExpr> window;
+  for (int64_t d = 0; d < rank; ++d)
+    window.push_back(d == 1 ? getAffineDimExpr(1, ctx) +
+                                  getAffineDimExpr(rank, ctx)
+                            : getAffineDimExpr(d, ctx));
+  SmallVector<bool> reduced(rank + 1, false);
+  reduced[rank] = true;
+  Value zeros = createFilled(b, loc, shape, ct, scalarAttr(ct, 0));
+  // The window's extent comes from an operand of its size (linalg derives
+  // loop bounds from operand shapes).
+  Value extent = createEmpty(b, loc, {*size}, ct);
+  Value sums = buildGeneric(
+      b, loc, {squares, extent},
+      {AffineMap::get(rank + 1, 0, window, ctx), dimsMap(ctx, rank + 1, rank)},
+      loopShape, reduced, ct, zeros,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, nloc, a[2], a[0]);
+      });
+  Value y = buildGeneric(
+      b, loc, {rw.input(0), sums}, {identity, identity}, shape, none, t,
+      Value(), [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+        Value scaled = arith::MulFOp::create(
+            nb, nloc, a[1], scalarConstant(nb, nloc, ct, alpha / *size));
+        Value base = arith::AddFOp::create(nb, nloc, scaled,
+                                           scalarConstant(nb, nloc, ct, bias));
+        Value denom = math::PowFOp::create(nb, nloc, base,
+                                           scalarConstant(nb, nloc, ct, beta));
+        Value v = arith::DivFOp::create(
+            nb, nloc, castScalar(nb, nloc, a[0], xOnnx, ct), denom);
+        return castScalar(nb, nloc, v, ct, t);
+      });
+  return rw.replace(y);
+}
+
 //===--- MeanVarianceNormalization ----------------------------------------===//
 
 LogicalResult convertMeanVarianceNormalization(NodeRewriter &rw) {
@@ -673,4 +748,5 @@ void dlc::populateNormalizationHandlers(HandlerRegistry &r) {
   r.add("GroupNormalization", {18, 21}, convertGroupNormalization);
   r.add("LpNormalization", {1, 22}, convertLpNormalization);
   r.add("MeanVarianceNormalization", {9, 13}, convertMeanVarianceNormalization);
+  r.add("LRN", {1, 13}, convertLRN);
 }

@@ -1726,10 +1726,299 @@ LogicalResult convertTrilu(NodeRewriter &rw) {
   return replaceLike(rw, result);
 }
 
+//===--- generators -------------------------------------------------------===//
+
+/// The ONNX element type an attribute names (EyeLike's dtype, the windows'
+/// output_datatype), or `fallback` when the attribute is absent.
+FailureOr<Type> dtypeAttr(NodeRewriter &rw, StringRef name, Type fallback) {
+  std::optional<int64_t> dtype = rw.getOptionalInt(name);
+  if (!dtype)
+    return fallback;
+  Type t = onnx::getElementType(rw.ctx(), *dtype);
+  if (!t)
+    return rw.unsupported(name + " " + onnx::getDataTypeName(*dtype));
+  return t;
+}
+
+/// EyeLike: ones on diagonal k of a 2-D tensor shaped like the input.
+LogicalResult convertEyeLike(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "input")))
+    return failure();
+  auto type = rw.inputType(0);
+  if (type.getRank() != 2)
+    return rw.fail("input must have rank 2, not " + Twine(type.getRank()));
+  FailureOr<Type> onnxType = dtypeAttr(rw, "dtype", rw.onnxElementType(0));
+  if (failed(onnxType))
+    return failure();
+  Type t = signlessType(*onnxType);
+  int64_t k = rw.getInt("k", 0);
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  if (type.getNumElements() == 0)
+    return rw.replace(createEmpty(b, loc, type.getShape(), t), *onnxType);
+  Value result = buildGeneric(
+      b, loc, {}, {}, type.getShape(), t,
+      [&](OpBuilder &nb, Location nloc, ValueRange) -> Value {
+        Value diff = arith::SubIOp::create(nb, nloc, loopIndex(nb, nloc, 1),
+                                           loopIndex(nb, nloc, 0));
+        Value onDiagonal = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::eq, diff, indexConst(nb, nloc, k));
+        return arith::SelectOp::create(nb, nloc, onDiagonal,
+                                       scalarConstant(nb, nloc, t, 1),
+                                       scalarConstant(nb, nloc, t, 0));
+      });
+  return rw.replace(result, *onnxType);
+}
+
+/// OneHot: a new axis of `depth` entries, `on` where it equals the index
+/// (negative indices count from the end), `off` elsewhere.
+LogicalResult convertOneHot(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "indices")) ||
+      failed(rw.requireInput(1, "depth")) ||
+      failed(rw.requireInput(2, "values")))
+    return failure();
+  auto idxType = rw.inputType(0);
+  Type idxElem = idxType.getElementType();
+  if (idxElem.isInteger(1))
+    return rw.fail("indices must be numbers, not booleans");
+  DenseElementsAttr depthAttr = getDenseConstant(rw.input(1));
+  if (!depthAttr)
+    return rw.fail("depth must be a compile-time constant (it sizes the "
+                   "output); it is computed at run time");
+  if (depthAttr.getNumElements() != 1)
+    return rw.fail("depth must hold one value");
+  double depthValue = toDoubleVector(depthAttr)[0];
+  int64_t depth = static_cast<int64_t>(depthValue);
+  if (depth < 1)
+    return rw.fail("depth must be positive; it is " + Twine(depth));
+  auto valuesType = rw.inputType(2);
+  if (valuesType.getNumElements() != 2)
+    return rw.fail("values must hold two elements (off, on), not " +
+                   Twine(valuesType.getNumElements()));
+  int64_t rank = idxType.getRank() + 1;
+  FailureOr<int64_t> axis = rw.normalizeAxis(rw.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(idxType.getShape());
+  shape.insert(shape.begin() + *axis, depth);
+  if (failed(checkShapeSize(rw, shape)))
+    return failure();
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type t = valuesType.getElementType();
+  if (numElements(shape) == 0)
+    return replaceWithEmpty(rw, shape, 2);
+  Value values = reshapeTo(b, loc, rw.input(2), {2});
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis)
+      idxExprs.push_back(b.getAffineDimExpr(d));
+  AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, b.getContext());
+  bool isUnsigned = rw.isUnsigned(0);
+  Value result = buildGeneric(
+      b, loc, rw.input(0), idxMap, shape, t,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value idx = args[0];
+        Type i64 = nb.getI64Type();
+        if (isa<FloatType>(idx.getType()))
+          idx = arith::FPToSIOp::create(nb, nloc, i64, idx);
+        else if (idx.getType() != i64)
+          idx = isUnsigned
+                    ? arith::ExtUIOp::create(nb, nloc, i64, idx).getResult()
+                    : arith::ExtSIOp::create(nb, nloc, i64, idx).getResult();
+        Value i = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), idx);
+        Value zero = indexConst(nb, nloc, 0);
+        Value neg =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, i, zero);
+        Value wrapped =
+            arith::AddIOp::create(nb, nloc, i, indexConst(nb, nloc, depth));
+        i = arith::SelectOp::create(nb, nloc, neg, wrapped, i);
+        Value hot = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, i,
+                                          loopIndex(nb, nloc, *axis));
+        Value off = tensor::ExtractOp::create(nb, nloc, values,
+                                              indexConst(nb, nloc, 0));
+        Value on = tensor::ExtractOp::create(nb, nloc, values,
+                                             indexConst(nb, nloc, 1));
+        return arith::SelectOp::create(nb, nloc, hot, on, off);
+      });
+  return replaceLike(rw, result, 2);
+}
+
+/// CenterCropPad: each listed axis cropped or zero-padded to its target
+/// size around the center (the extra element of an odd difference goes to
+/// the end).
+LogicalResult convertCenterCropPad(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "input_data")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> target = rw.constantInts(1, "shape");
+  if (failed(target))
+    return failure();
+  auto type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes = rw.getInts("axes");
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  FailureOr<SmallVector<int64_t>> normalized = normalizeAxes(rw, axes, rank);
+  if (failed(normalized))
+    return failure();
+  if (normalized->size() != target->size())
+    return rw.fail("shape has " + Twine(target->size()) + " entries for " +
+                   Twine(normalized->size()) + " axes");
+  SmallVector<int64_t> shape(type.getShape());
+  // Output index o reads input index o + offset along each axis.
+  SmallVector<int64_t> offset(rank, 0);
+  for (auto [a, size] : llvm::zip(*normalized, *target)) {
+    if (size < 0)
+      return rw.fail("shape entry " + Twine(size) + " is negative");
+    int64_t dim = shape[a];
+    offset[a] = size <= dim ? (dim - size) / 2 : -((size - dim) / 2);
+    shape[a] = size;
+  }
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type t = type.getElementType();
+  if (numElements(shape) == 0 || type.getNumElements() == 0)
+    return replaceLike(rw, createFilled(b, loc, shape, t, scalarAttr(t, 0)));
+  Value input = rw.input(0);
+  Value result = buildGeneric(
+      b, loc, {}, {}, shape, t,
+      [&](OpBuilder &nb, Location nloc, ValueRange) -> Value {
+        SmallVector<Value> coords;
+        Value inside;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = loopIndex(nb, nloc, d);
+          if (offset[d] == 0 && shape[d] <= type.getDimSize(d)) {
+            coords.push_back(i);
+            continue;
+          }
+          i = arith::AddIOp::create(nb, nloc, i,
+                                    indexConst(nb, nloc, offset[d]));
+          if (shape[d] > type.getDimSize(d)) {
+            // Padded: zero outside the input.
+            Value lo =
+                arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, i,
+                                      indexConst(nb, nloc, 0));
+            Value hi =
+                arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, i,
+                                      indexConst(nb, nloc, type.getDimSize(d)));
+            Value in = arith::AndIOp::create(nb, nloc, lo, hi);
+            inside =
+                inside ? arith::AndIOp::create(nb, nloc, inside, in).getResult()
+                       : in;
+            i = arith::MaxSIOp::create(nb, nloc, i, indexConst(nb, nloc, 0));
+            i = arith::MinSIOp::create(
+                nb, nloc, i, indexConst(nb, nloc, type.getDimSize(d) - 1));
+          }
+          coords.push_back(i);
+        }
+        Value v = tensor::ExtractOp::create(nb, nloc, input, coords);
+        if (!inside)
+          return v;
+        return arith::SelectOp::create(nb, nloc, inside, v,
+                                       scalarConstant(nb, nloc, t, 0));
+      });
+  return replaceLike(rw, result);
+}
+
+/// ReverseSequence: along time_axis, the first sequence_lens[b] entries of
+/// batch entry b in reverse order, the rest as they are.
+LogicalResult convertReverseSequence(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "input")) ||
+      failed(rw.requireInput(1, "sequence_lens")) ||
+      failed(requireIndices(rw, 1)))
+    return failure();
+  auto type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return rw.fail("input must have rank 2 or more, not " + Twine(rank));
+  int64_t batchAxis = rw.getInt("batch_axis", 1);
+  int64_t timeAxis = rw.getInt("time_axis", 0);
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return rw.fail("batch_axis and time_axis must be 0 and 1 or 1 and 0; "
+                   "they are " +
+                   Twine(batchAxis) + " and " + Twine(timeAxis));
+  int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
+  if (rw.inputType(1).getRank() != 1 || rw.inputType(1).getDimSize(0) != batch)
+    return rw.fail("sequence_lens must have shape [" + Twine(batch) + "]");
+  if (DenseElementsAttr lens = getDenseConstant(rw.input(1)))
+    for (int64_t len : toInt64Vector(lens))
+      if (len < 0 || len > steps)
+        return rw.fail("sequence_lens entry " + Twine(len) +
+                       " is outside [0, " + Twine(steps) + "]");
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  if (type.getNumElements() == 0)
+    return replaceLike(rw, rw.input(0));
+  Value input = rw.input(0), lens = rw.input(1);
+  Value result = buildGeneric(
+      b, loc, {}, {}, type.getShape(), type.getElementType(),
+      [&](OpBuilder &nb, Location nloc, ValueRange) -> Value {
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d)
+          coords.push_back(loopIndex(nb, nloc, d));
+        Value len =
+            tensor::ExtractOp::create(nb, nloc, lens, coords[batchAxis]);
+        // A length out of range is clamped (the kernel must stay in bounds).
+        len = wrapAndClamp(nb, nloc, len, steps + 1);
+        Value t = coords[timeAxis];
+        Value reversed = arith::SubIOp::create(
+            nb, nloc,
+            arith::SubIOp::create(nb, nloc, len, indexConst(nb, nloc, 1)), t);
+        Value inPrefix =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, t, len);
+        coords[timeAxis] =
+            arith::SelectOp::create(nb, nloc, inPrefix, reversed, t);
+        return tensor::ExtractOp::create(nb, nloc, input, coords);
+      });
+  return replaceLike(rw, result);
+}
+
+/// HannWindow, HammingWindow, BlackmanWindow: a constant of `size` values
+/// (size must be known at compile time; it sizes the output).
+enum class Window { Hann, Hamming, Blackman };
+template <Window kind> LogicalResult convertWindow(NodeRewriter &rw) {
+  FailureOr<SmallVector<int64_t>> size = rw.constantInts(0, "size");
+  if (failed(size))
+    return failure();
+  if (size->size() != 1 || size->front() < 0)
+    return rw.fail("size must hold one non-negative integer");
+  FailureOr<Type> onnxType =
+      dtypeAttr(rw, "output_datatype", Float32Type::get(rw.ctx()));
+  if (failed(onnxType))
+    return failure();
+  int64_t n = size->front();
+  if (n > kRangeLimit)
+    return rw.fail("size " + Twine(n) + " is above the " + Twine(kRangeLimit) +
+                   " elements dlc folds");
+  Type t = signlessType(*onnxType);
+  // A periodic window is one period of a window one longer.
+  double period = rw.getInt("periodic", 1) ? n : n - 1;
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double x = period > 0 ? 2 * M_PI * i / period : 0;
+    double w = kind == Window::Hann ? 0.5 - 0.5 * std::cos(x)
+               : kind == Window::Hamming
+                   ? 25.0 / 46 - 21.0 / 46 * std::cos(x)
+                   : 0.42 - 0.5 * std::cos(x) + 0.08 * std::cos(2 * x);
+    values.push_back(scalarAttr(t, isa<FloatType>(t) ? w : std::trunc(w)));
+  }
+  auto type = RankedTensorType::get({n}, t);
+  return rw.replace(
+      createConstant(rw.b(), rw.loc(), DenseElementsAttr::get(type, values)),
+      *onnxType);
+}
+
 } // namespace
 
 void dlc::populateShapeHandlers(HandlerRegistry &r) {
   r.add("Reshape", {1, 5, 13, 14, 19, 21, 23, 24}, convertReshape);
+  r.add("EyeLike", {9, 22}, convertEyeLike);
+  r.add("OneHot", {9, 11}, convertOneHot);
+  r.add("CenterCropPad", {18}, convertCenterCropPad);
+  r.add("ReverseSequence", {10}, convertReverseSequence);
+  r.add("HannWindow", {17}, convertWindow<Window::Hann>);
+  r.add("HammingWindow", {17}, convertWindow<Window::Hamming>);
+  r.add("BlackmanWindow", {17}, convertWindow<Window::Blackman>);
   r.add("Flatten", {1, 9, 11, 13, 21, 23, 24}, convertFlatten);
   r.add("Squeeze", {1, 11, 13, 21, 23, 24}, convertSqueeze);
   r.add("Unsqueeze", {1, 11, 13, 21, 23, 24}, convertUnsqueeze);

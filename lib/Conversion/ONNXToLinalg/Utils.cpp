@@ -118,6 +118,13 @@ Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
       return b.createOrFold<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v,
                                            zero);
     }
+    if (to.getIntOrFloatBitWidth() == 4) {
+      // 4-bit targets round half to even and wrap modulo 16, as ONNX's
+      // reference (ml_dtypes) does.
+      v = b.createOrFold<math::RoundEvenOp>(loc, v);
+      Value wide = b.createOrFold<arith::FPToSIOp>(loc, b.getI32Type(), v);
+      return b.createOrFold<arith::TruncIOp>(loc, dst, wide);
+    }
     if (to.isUnsignedInteger())
       return b.createOrFold<arith::FPToUIOp>(loc, dst, v);
     return b.createOrFold<arith::FPToSIOp>(loc, dst, v);
@@ -503,4 +510,67 @@ SmallVector<Value> dlc::buildGeneric(OpBuilder &b, Location loc,
         linalg::YieldOp::create(nb, nloc, results);
       });
   return SmallVector<Value>(generic.getResults());
+}
+
+//===----------------------------------------------------------------------===//
+// OnnxEmitter
+//===----------------------------------------------------------------------===//
+
+OnnxEmitter::OnnxEmitter(NodeRewriter &rw)
+    : builder(rw.b()), prefix(rw.getOp().getDisplayName().str()),
+      fileLoc(rw.loc()) {
+  if (auto named = dyn_cast<NameLoc>(fileLoc))
+    fileLoc = named.getChildLoc();
+  builder.setInsertionPointAfter(rw.getOp());
+}
+
+onnx::NodeOp OnnxEmitter::nodeOp(StringRef opType, int64_t version,
+                                 ValueRange inputs,
+                                 ArrayRef<NamedAttribute> attrs,
+                                 unsigned numResults) {
+  Location loc = NameLoc::get(
+      builder.getStringAttr(prefix + "/" + opType + "#" + Twine(count++)),
+      fileLoc);
+  return onnx::NodeOp::create(
+      builder, loc, SmallVector<Type>(numResults, builder.getNoneType()),
+      opType, "", version, /*name=*/StringAttr(),
+      builder.getDictionaryAttr(attrs), /*graph_attrs=*/ArrayAttr(), inputs,
+      /*graphsCount=*/0);
+}
+
+Value OnnxEmitter::node(StringRef opType, int64_t version, ValueRange inputs,
+                        ArrayRef<NamedAttribute> attrs) {
+  return nodeOp(opType, version, inputs, attrs, 1).getResult(0);
+}
+
+Value OnnxEmitter::ints(ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    builder.getI64Type());
+  return arith::ConstantOp::create(builder, fileLoc,
+                                   DenseElementsAttr::get(type, values));
+}
+
+Value OnnxEmitter::scalarInt(int64_t value) {
+  auto type = RankedTensorType::get({}, builder.getI64Type());
+  return arith::ConstantOp::create(builder, fileLoc,
+                                   DenseElementsAttr::get(type, {value}));
+}
+
+Value OnnxEmitter::scalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  return arith::ConstantOp::create(
+      builder, fileLoc,
+      DenseElementsAttr::get(type, scalarAttr(elementType, value)));
+}
+
+NamedAttribute OnnxEmitter::attr(StringRef name, int64_t value) {
+  return builder.getNamedAttr(name, builder.getI64IntegerAttr(value));
+}
+
+NamedAttribute OnnxEmitter::attr(StringRef name, ArrayRef<int64_t> values) {
+  return builder.getNamedAttr(name, builder.getI64ArrayAttr(values));
+}
+
+NamedAttribute OnnxEmitter::floatAttr(StringRef name, double value) {
+  return builder.getNamedAttr(name, builder.getF32FloatAttr(value));
 }

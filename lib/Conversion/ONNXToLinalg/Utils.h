@@ -130,6 +130,43 @@ llvm::SmallVector<mlir::Value> buildGeneric(
     llvm::ArrayRef<GenericOperand> outs,
     llvm::ArrayRef<mlir::utils::IteratorType> iterators, GenericBody body);
 
+/// Builds ONNX nodes right after a node, for handlers that express their
+/// node as other operators (control flow, Attention, RotaryEmbedding) and
+/// forward its results (NodeRewriter::forward): the driver converts the new
+/// nodes next, with every handler's checks and folding. Nodes are named
+/// after the node they stand for ("attn/MatMul#3").
+class OnnxEmitter {
+public:
+  explicit OnnxEmitter(NodeRewriter &rw);
+
+  /// One node of the default domain at `version` with one result.
+  mlir::Value node(llvm::StringRef opType, int64_t version,
+                   mlir::ValueRange inputs,
+                   llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  /// Same, with `numResults` results.
+  onnx::NodeOp nodeOp(llvm::StringRef opType, int64_t version,
+                      mlir::ValueRange inputs,
+                      llvm::ArrayRef<mlir::NamedAttribute> attrs,
+                      unsigned numResults);
+  /// Constants: a 1-D int64 tensor, a rank-0 int64 and a rank-0 tensor of
+  /// `elementType` (signless) holding `value`.
+  mlir::Value ints(llvm::ArrayRef<int64_t> values);
+  mlir::Value scalarInt(int64_t value);
+  mlir::Value scalar(mlir::Type elementType, double value);
+  /// An integer attribute, a list-of-integers attribute, a float one.
+  mlir::NamedAttribute attr(llvm::StringRef name, int64_t value);
+  mlir::NamedAttribute attr(llvm::StringRef name,
+                            llvm::ArrayRef<int64_t> values);
+  mlir::NamedAttribute floatAttr(llvm::StringRef name, double value);
+  mlir::OpBuilder &b() { return builder; }
+
+private:
+  mlir::OpBuilder &builder;
+  std::string prefix;
+  mlir::Location fileLoc;
+  unsigned count = 0;
+};
+
 } // namespace dlc
 
 #endif // DLC_LIB_CONVERSION_ONNXTOLINALG_UTILS_H

@@ -79,6 +79,7 @@ void populateResizeHandlers(HandlerRegistry &registry);
 void populateQuantizationHandlers(HandlerRegistry &registry);
 void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
+void populateAttentionHandlers(HandlerRegistry &registry);
 
 /// What a handler sees of one node: converted inputs, attributes with
 /// defaults, a builder positioned at the node, and diagnostics that name the
