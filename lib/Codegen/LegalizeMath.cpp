@@ -212,11 +212,29 @@ struct ExpandTruncF64ToF16 : public OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// math.fma as a multiplication and an addition, except where the fused
+/// rounding is asked for (`dlc.fused`) and the target has it.
+struct ExpandFma : public OpRewritePattern<math::FmaOp> {
+  ExpandFma(MLIRContext *ctx, bool keepFused)
+      : OpRewritePattern(ctx), keepFused(keepFused) {}
+  LogicalResult matchAndRewrite(math::FmaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (keepFused && op->hasAttr("dlc.fused"))
+      return failure();
+    Value product =
+        arith::MulFOp::create(rewriter, op.getLoc(), op.getA(), op.getB());
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(op, product, op.getC());
+    return success();
+  }
+  bool keepFused;
+};
+
 struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI>(&getContext());
+    patterns.add<ExpandFma>(&getContext(), nativeFma);
     auto all = [](StringRef) { return true; };
     populateMathF32ExpansionPatterns(patterns, all);
     // math.roundeven stays where the target has the instruction; elsewhere
@@ -225,7 +243,7 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
     math::populateExpansionPatterns(
         patterns,
         {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
-         "fma", "ceil", "exp2", "powf", "fpowi", "round", "rsqrt", "clampf"});
+         "ceil", "exp2", "powf", "fpowi", "round", "rsqrt", "clampf"});
     if (!nativeRoundEven) {
       patterns.add<ExpandRoundEven>(&getContext(), /*benefit=*/2);
       math::populateExpansionPatterns(patterns, {"roundeven"});

@@ -12,6 +12,8 @@
 #include "dlc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -73,7 +75,9 @@ struct WidenCmpI : public OpRewritePattern<arith::CmpIOp> {
   }
 };
 
-/// Integer-to-float conversions read a narrow operand.
+/// Integer-to-float and integer-to-index conversions read a narrow operand
+/// (an unsigned index cast of an 8-bit value must see 0..255, not the
+/// sign-extended register).
 template <typename OpTy, bool ZeroExtend>
 struct WidenToFloat : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -134,6 +138,57 @@ struct BooleanMinMax : public OpRewritePattern<OpTy> {
   }
 };
 
+/// A thread's private buffer of narrow integers (a transposed int8 weight
+/// row a kernel stages): SPIR-V has no 8- or 16-bit Function-storage
+/// variables without Int8/Int16, and upstream emulates narrow types only
+/// in storage buffers. The buffer holds i32 instead; stores zero-extend,
+/// loads truncate back, so the stored bits round-trip whatever the sign.
+struct WidenPrivateBuffer : public OpRewritePattern<memref::AllocaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(memref::AllocaOp alloca,
+                                PatternRewriter &rewriter) const override {
+    MemRefType type = alloca.getType();
+    if (!isNarrow(type.getElementType()))
+      return failure();
+    if (auto space = type.getMemorySpace()) {
+      auto storage = dyn_cast<spirv::StorageClassAttr>(space);
+      if (!storage || storage.getValue() != spirv::StorageClass::Function)
+        return failure();
+    }
+    for (OpOperand &use : alloca->getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::LoadOp>(user))
+        continue;
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (!store || store.getMemRef() != alloca.getResult())
+        return rewriter.notifyMatchFailure(
+            alloca, "private buffer used by more than loads and stores");
+    }
+    Type i32 = rewriter.getI32Type();
+    auto wide = memref::AllocaOp::create(
+        rewriter, alloca.getLoc(),
+        MemRefType::get(type.getShape(), i32, type.getLayout(),
+                        type.getMemorySpace()),
+        alloca.getDynamicSizes(), alloca.getSymbolOperands(),
+        alloca.getAlignmentAttr());
+    for (Operation *user : llvm::make_early_inc_range(alloca->getUsers())) {
+      rewriter.setInsertionPoint(user);
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        Value v = memref::LoadOp::create(rewriter, load.getLoc(), wide,
+                                         load.getIndices());
+        rewriter.replaceOpWithNewOp<arith::TruncIOp>(load, load.getType(), v);
+        continue;
+      }
+      auto store = cast<memref::StoreOp>(user);
+      Value v = extend(rewriter, store.getLoc(), store.getValue(), true);
+      rewriter.replaceOpWithNewOp<memref::StoreOp>(store, v, wide,
+                                                   store.getIndices());
+    }
+    rewriter.eraseOp(alloca);
+    return success();
+  }
+};
+
 struct WidenNarrowIntPass
     : public dlc::impl::WidenNarrowIntBase<WidenNarrowIntPass> {
   void runOnOperation() override {
@@ -151,12 +206,15 @@ struct WidenNarrowIntPass
         WidenBinary<arith::ShRUIOp, true>, WidenCmpI,
         WidenToFloat<arith::UIToFPOp, true>,
         WidenToFloat<arith::SIToFPOp, false>, WidenFromFloat<arith::FPToUIOp>,
-        WidenFromFloat<arith::FPToSIOp>, WidenExtension<arith::ExtUIOp, true>,
+        WidenFromFloat<arith::FPToSIOp>,
+        WidenToFloat<arith::IndexCastUIOp, true>,
+        WidenToFloat<arith::IndexCastOp, false>,
+        WidenExtension<arith::ExtUIOp, true>,
         WidenExtension<arith::ExtSIOp, false>,
         BooleanMinMax<arith::MaxUIOp, arith::OrIOp>,
         BooleanMinMax<arith::MinUIOp, arith::AndIOp>,
         BooleanMinMax<arith::MaxSIOp, arith::AndIOp>,
-        BooleanMinMax<arith::MinSIOp, arith::OrIOp>>(ctx);
+        BooleanMinMax<arith::MinSIOp, arith::OrIOp>, WidenPrivateBuffer>(ctx);
     // No folding: trunci(extui(x)) folds back into the narrow-to-narrow
     // extension this pass splits.
     GreedyRewriteConfig config;

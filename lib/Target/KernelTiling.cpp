@@ -192,16 +192,24 @@ LogicalResult dlc::rejectLargePrivateMemory(ModuleOp module,
     uint64_t total = 0;
     memref::AllocaOp largest;
     uint64_t largestBytes = 0;
+    bool largestWidened = false;
     f.walk([&](memref::AllocaOp alloca) {
       MemRefType type = alloca.getType();
       if (!isPrivate(type) || !type.hasStaticShape())
         return;
+      // Without 8-bit storage, narrow integers are kept in 32 bits.
+      unsigned bits = type.getElementTypeBitWidth();
+      bool widened = type.getElementType().isInteger() && bits < 32 &&
+                     !target.hasInt8Storage;
+      if (widened)
+        bits = 32;
       uint64_t bytes = static_cast<uint64_t>(type.getNumElements()) *
-                       llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+                       llvm::divideCeil(bits, 8);
       total += bytes;
       if (bytes > largestBytes) {
         largestBytes = bytes;
         largest = alloca;
+        largestWidened = widened;
       }
     });
     if (total <= limit)
@@ -220,7 +228,10 @@ LogicalResult dlc::rejectLargePrivateMemory(ModuleOp module,
         << " bytes of private memory per thread, more than the "
         << target.maxPrivateMemoryBytes << " that " << target.str()
         << " allows (its largest buffer: " << largestBytes << " bytes of "
-        << largest.getType() << ")";
+        << largest.getType()
+        << (largestWidened ? ", its integers kept in 32 bits without +int8"
+                           : "")
+        << ")";
     if (!nodes.empty())
       diag << "; ONNX nodes in the kernel: " << llvm::join(nodes, ", ");
     return failure();

@@ -110,3 +110,25 @@ func.func @f64_to_f16(%x: f64, %y: f32) -> (f16, f16) {
   %1 = arith.truncf %y : f32 to f16
   return %0, %1 : f16, f16
 }
+
+// -----
+
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="native-fma=true" | FileCheck %s --check-prefix=NATIVE-FMA
+
+// math.fma is a multiplication and an addition unless marked dlc.fused on
+// a target with a fused multiply-add (native-fma).
+// CHECK-LABEL: func.func @fma
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// NATIVE-FMA-LABEL: func.func @fma
+// NATIVE-FMA: arith.mulf
+// NATIVE-FMA: arith.addf
+// NATIVE-FMA: math.fma {{.*}} {dlc.fused}
+// NATIVE-FMA-NOT: math.fma
+func.func @fma(%a: f32, %b: f32, %c: f32) -> (f32, f32) {
+  %0 = math.fma %a, %b, %c : f32
+  %1 = math.fma %a, %b, %c {dlc.fused} : f32
+  return %0, %1 : f32, f32
+}

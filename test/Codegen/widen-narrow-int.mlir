@@ -56,3 +56,37 @@ func.func @booleans(%a: i1, %b: i1) -> (i1, i1, i1, i1) {
   %3 = arith.minsi %a, %b : i1
   return %0, %1, %2, %3 : i1, i1, i1, i1
 }
+
+// Index casts of a narrow value (a table lookup by a uint8) extend it
+// first: the unsigned cast by zero extension, the signed one by sign
+// extension.
+// CHECK-LABEL: func.func @index_casts
+// CHECK: %[[U:.*]] = arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.index_castui %[[U]] : i32 to index
+// CHECK: %[[S:.*]] = arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.index_cast %[[S]] : i32 to index
+func.func @index_casts(%a: i8) -> (index, index) {
+  %0 = arith.index_castui %a : i8 to index
+  %1 = arith.index_cast %a : i8 to index
+  return %0, %1 : index, index
+}
+
+// A private buffer of i8 (SPIR-V Function storage) holds i32: stores
+// zero-extend, loads truncate. Storage buffers keep their narrow type.
+// CHECK-LABEL: func.func @private_buffer
+// CHECK: %[[W:.*]] = memref.alloca() : memref<4xi32, #spirv.storage_class<Function>>
+// CHECK: %[[E:.*]] = arith.extui %{{.*}} : i8 to i32
+// CHECK: memref.store %[[E]], %[[W]][%{{.*}}] : memref<4xi32, #spirv.storage_class<Function>>
+// CHECK: %[[L:.*]] = memref.load %[[W]][%{{.*}}] : memref<4xi32, #spirv.storage_class<Function>>
+// CHECK: %[[T:.*]] = arith.trunci %[[L]] : i32 to i8
+// CHECK: memref.store %[[T]], %{{.*}} : memref<4xi8, #spirv.storage_class<StorageBuffer>>
+func.func @private_buffer(%in: memref<4xi8, #spirv.storage_class<StorageBuffer>>,
+                          %out: memref<4xi8, #spirv.storage_class<StorageBuffer>>,
+                          %i: index) {
+  %buf = memref.alloca() : memref<4xi8, #spirv.storage_class<Function>>
+  %v = memref.load %in[%i] : memref<4xi8, #spirv.storage_class<StorageBuffer>>
+  memref.store %v, %buf[%i] : memref<4xi8, #spirv.storage_class<Function>>
+  %w = memref.load %buf[%i] : memref<4xi8, #spirv.storage_class<Function>>
+  memref.store %w, %out[%i] : memref<4xi8, #spirv.storage_class<StorageBuffer>>
+  return
+}

@@ -99,7 +99,11 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     where they are library calls (fmaxf on ARMv7). `expand-f64-to-f16`
     converts f64 to f16 through f32 rounded to odd (correctly rounded, no
     double rounding), for targets without that conversion (x86 without
-    AVX512-FP16, where LLVM would call __truncdfhf2).
+    AVX512-FP16, where LLVM would call __truncdfhf2). `math.fma` becomes a
+    multiplication and an addition, except an fma marked `dlc.fused` (a
+    computation whose rounding must be the fused one, as QLinearAdd's is in
+    ONNX Runtime) on a target whose `native-fma` says it has the fused
+    instruction.
   }];
   let options = [
     Option<"nativeRoundEven", "native-roundeven", "bool", "false",
@@ -109,6 +113,9 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
            "Expand arith.maxnumf/minnumf into compares and selects">,
     Option<"expandF64ToF16", "expand-f64-to-f16", "bool", "false",
            "Convert f64 to f16 through f32 rounded to odd">,
+    Option<"nativeFma", "native-fma", "bool", "false",
+           "Keep math.fma marked dlc.fused: the target fuses multiply-adds "
+           "in one rounding">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
@@ -386,8 +393,12 @@ def WidenNarrowInt : Pass<"dlc-widen-narrow-int", "mlir::ModuleOp"> {
     2- to 31-bit integers gets explicitly extended operands (zero extension
     for unsigned ops, sign extension otherwise), computes in i32 and
     truncates its result. Loads, stores, extensions and truncations stay.
+    A thread's private buffer (`memref.alloca`, default or Function
+    storage) of narrow integers becomes an i32 buffer: stores zero-extend,
+    loads truncate.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
 }
 
 def CPUScratch : Pass<"dlc-cpu-scratch", "mlir::ModuleOp"> {

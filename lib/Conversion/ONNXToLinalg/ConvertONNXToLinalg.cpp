@@ -73,6 +73,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateRecurrentHandlers(r);
     populateControlFlowHandlers(r);
     populateAttentionHandlers(r);
+    populateMicrosoftHandlers(r);
     return r;
   }();
   return registry;
@@ -88,9 +89,18 @@ Type NodeRewriter::declaredResultElementType(unsigned i) {
   return {};
 }
 
+/// The op type as diagnostics name it: qualified by its domain outside
+/// the default one ("com.microsoft.QLinearAdd").
+static std::string qualifiedOpType(onnx::NodeOp op) {
+  StringRef domain = op.getDomain();
+  if (domain.empty() || domain == "ai.onnx")
+    return op.getOpType().str();
+  return (domain + "." + op.getOpType()).str();
+}
+
 NodeFailure NodeRewriter::fail(const Twine &message) {
   emitError(op.getLoc()) << "node '" << op.getDisplayName() << "' ("
-                         << op.getOpType() << ", opset " << op.getVersion()
+                         << qualifiedOpType(op) << ", opset " << op.getVersion()
                          << "): " << message;
   return {};
 }

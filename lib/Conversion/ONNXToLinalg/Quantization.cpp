@@ -941,6 +941,448 @@ LogicalResult convertDynamicQuantizeLinear(NodeRewriter &rw) {
   return rw.replace({y, params[0], params[1]}, {u8, f32, u8});
 }
 
+//===--- ONNX Runtime's QOperator operators (com.microsoft)
+//----------------===//
+//
+// quantize_static in QOperator format writes these around QLinearConv and
+// QLinearMatMul. Their arithmetic follows ONNX Runtime's CPU kernels (MLAS)
+// operation for operation, in f32, so that results match it: the
+// multipliers are formed in the same order, rounding is half to even, and
+// the lookup tables of the activations are built at compile time the way
+// ONNX Runtime builds them (its logistic approximation included). What
+// ONNX Runtime computes with SIMD kernels of other rounding behaviour (a
+// fused multiply-add for QLinearAdd when one operand is a scalar per
+// span, u8 x s8 pairs saturated to 16 bits in QGemm) can differ by one
+// unit in the last place of the quantized result.
+
+/// A per-tensor quantization parameter pair from constant inputs: the
+/// scale (f32) and the zero point (0 when absent).
+struct QuantParams {
+  float scale;
+  int32_t zeroPoint;
+};
+
+FailureOr<QuantParams> constantQuantParams(NodeRewriter &rw, unsigned scaleIdx,
+                                           unsigned zpIdx, StringRef what) {
+  if (failed(rw.requireInput(scaleIdx, (what + " scale").str())))
+    return failure();
+  DenseElementsAttr scale = getDenseConstant(rw.input(scaleIdx));
+  if (!scale || scale.getNumElements() != 1 ||
+      !isa<FloatType>(scale.getElementType()))
+    return rw.unsupported(what +
+                          " scale must be one compile-time float constant "
+                          "(quantize_static writes it so)");
+  QuantParams p{static_cast<float>(toDoubleVector(scale)[0]), 0};
+  if (rw.hasInput(zpIdx)) {
+    DenseElementsAttr zp = getDenseConstant(rw.input(zpIdx));
+    if (!zp || zp.getNumElements() != 1)
+      return rw.unsupported(what + " zero point must be one compile-time "
+                                   "constant");
+    APInt v = *zp.getValues<APInt>().begin();
+    p.zeroPoint = static_cast<int32_t>(rw.isUnsigned(zpIdx) ? v.getZExtValue()
+                                                            : v.getSExtValue());
+  }
+  return p;
+}
+
+/// The 8-bit quantized type of input `i` (ui8 or si8 in ONNX terms).
+FailureOr<IntegerType> quantizedType(NodeRewriter &rw, unsigned i,
+                                     StringRef what) {
+  if (failed(require8Bit(rw, i, what)))
+    return failure();
+  return cast<IntegerType>(rw.onnxElementType(i));
+}
+
+/// ONNX Runtime's QuantizeLinear of one f32 value (MLAS): divide, clamp to
+/// the range less the zero point (a NaN becomes the low end), round half
+/// to even, add the zero point.
+int32_t quantizeLikeMlas(float x, QuantParams p, IntegerType t) {
+  auto [lo, hi] = quantRange(t);
+  float v = x / p.scale;
+  float lower = static_cast<float>(lo - p.zeroPoint);
+  float upper = static_cast<float>(hi - p.zeroPoint);
+  v = v > lower ? v : lower; // maxps: NaN takes the second operand
+  v = v < upper ? v : upper;
+  return static_cast<int32_t>(std::nearbyint(v)) + p.zeroPoint;
+}
+
+/// MLAS's logistic function (its FMA3 kernel): a rational approximation
+/// on [-18, 18], not clamped above.
+float logisticLikeMlas(float v) {
+  float x = std::min(18.0f, std::max(-18.0f, v));
+  float x2 = x * x;
+  float p = std::fma(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
+  p = std::fma(x2, p, 6.08574864600143e-05f);
+  p = std::fma(x2, p, 8.51377133304701e-03f);
+  p = std::fma(x2, p, 2.48287947061529e-01f);
+  p = x * p;
+  float q = std::fma(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
+  q = std::fma(x2, q, 6.29106785017040e-06f);
+  q = std::fma(x2, q, 1.70198817374094e-03f);
+  q = std::fma(x2, q, 1.16817656904453e-01f);
+  q = std::fma(x2, q, 9.93151921023180e-01f);
+  return std::max(0.0f, p / q + 0.5f);
+}
+
+/// y = table[x] over the 256 values of an 8-bit type: one generic that
+/// reads a compile-time table indexed by x's bits.
+Value lookup(OpBuilder &b, Location loc, Value x, IntegerType t,
+             function_ref<int32_t(int32_t)> f) {
+  SmallVector<int8_t> table;
+  for (int32_t bits = 0; bits < 256; ++bits) {
+    int32_t v = t.isUnsigned() || bits < 128 ? bits : bits - 256;
+    table.push_back(static_cast<int8_t>(f(v)));
+  }
+  auto tableType = RankedTensorType::get({256}, b.getI8Type());
+  Value tableValue = createConstant(
+      b, loc, DenseElementsAttr::get(tableType, ArrayRef(table)));
+  auto type = cast<RankedTensorType>(x.getType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  return buildGeneric(
+      b, loc, {{x, id}},
+      {{createEmpty(b, loc, type.getShape(), b.getI8Type()), id}},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
+        Value index = arith::IndexCastUIOp::create(
+            nb, nloc, nb.getIndexType(),
+            arith::ExtUIOp::create(nb, nloc, nb.getI32Type(), a[0]));
+        return SmallVector<Value>{
+            tensor::ExtractOp::create(nb, nloc, tableValue, index)};
+      })[0];
+}
+
+/// QLinearSigmoid / QLinearLeakyRelu: (X, X_scale, X_zp, Y_scale, Y_zp).
+template <bool sigmoid>
+LogicalResult convertQLinearActivation(NodeRewriter &rw) {
+  FailureOr<IntegerType> t = quantizedType(rw, 0, "X");
+  if (failed(t))
+    return failure();
+  if (rw.hasInput(4) && rw.onnxElementType(4) != *t)
+    return rw.fail("Y_zero_point must have X's type");
+  FailureOr<QuantParams> x = constantQuantParams(rw, 1, 2, "X");
+  FailureOr<QuantParams> y = constantQuantParams(rw, 3, 4, "Y");
+  if (failed(x) || failed(y))
+    return failure();
+  float alpha = rw.getFloat("alpha", 0.01f);
+  Value result = lookup(rw.b(), rw.loc(), rw.input(0), *t, [&](int32_t v) {
+    float d = x->scale * static_cast<float>(v - x->zeroPoint);
+    float f = sigmoid ? logisticLikeMlas(d) : (d >= 0 ? d : alpha * d);
+    return quantizeLikeMlas(f, *y, *t);
+  });
+  return rw.replace(result, {*t});
+}
+
+/// QLinearAdd / QLinearMul: (A, A_scale, A_zp, B, B_scale, B_zp, C_scale,
+/// C_zp), numpy broadcasting.
+template <bool mul> LogicalResult convertQLinearBinary(NodeRewriter &rw) {
+  FailureOr<IntegerType> t = quantizedType(rw, 0, "A");
+  if (failed(t) || failed(require8Bit(rw, 3, "B")))
+    return failure();
+  if (rw.onnxElementType(3) != *t ||
+      (rw.hasInput(7) && rw.onnxElementType(7) != *t))
+    return rw.fail("A, B and C must have the same type");
+  FailureOr<QuantParams> a = constantQuantParams(rw, 1, 2, "A");
+  FailureOr<QuantParams> bq = constantQuantParams(rw, 4, 5, "B");
+  FailureOr<QuantParams> c = constantQuantParams(rw, 6, 7, "C");
+  if (failed(a) || failed(bq) || failed(c))
+    return failure();
+  bool isUnsigned = t->isUnsigned();
+  IntegerType qType = *t;
+  FailureOr<Value> y = buildElementwise(
+      rw, {rw.input(0), rw.input(3)}, rw.b().getI8Type(),
+      [&](OpBuilder &nb, Location nloc, ValueRange v) -> Value {
+        Type f32 = nb.getF32Type();
+        auto cst = [&](float f) { return scalarConstant(nb, nloc, f32, f); };
+        Value r;
+        if (mul) {
+          // ((a - za) * (b - zb)) in i32, times (sa * sb) / sc, plus zc.
+          float ratio = (a->scale * bq->scale) / c->scale;
+          Type i32 = nb.getI32Type();
+          auto centered = [&](Value q, int32_t zp) -> Value {
+            Value w = widenToI32(nb, nloc, q, isUnsigned);
+            return arith::SubIOp::create(
+                nb, nloc, w, arith::ConstantIntOp::create(nb, nloc, i32, zp));
+          };
+          Value p =
+              arith::MulIOp::create(nb, nloc, centered(v[0], a->zeroPoint),
+                                    centered(v[1], bq->zeroPoint));
+          r = arith::MulFOp::create(
+              nb, nloc, arith::SIToFPOp::create(nb, nloc, f32, p), cst(ratio));
+          r = arith::AddFOp::create(nb, nloc, r,
+                                    cst(static_cast<float>(c->zeroPoint)));
+        } else {
+          // a * (sa / sc) + (b * (sb / sc) + fixed), each step one fused
+          // multiply-add, with the zero points folded into `fixed`.
+          float ra = a->scale / c->scale, rb = bq->scale / c->scale;
+          float fixed = static_cast<float>(c->zeroPoint) -
+                        (ra * static_cast<float>(a->zeroPoint) +
+                         rb * static_cast<float>(bq->zeroPoint));
+          Value fa = toF32(nb, nloc, v[0], isUnsigned);
+          Value fb = toF32(nb, nloc, v[1], isUnsigned);
+          auto fused = [&](Value x, float m, Value c) {
+            auto fma = math::FmaOp::create(nb, nloc, x, cst(m), c);
+            fma->setAttr("dlc.fused", nb.getUnitAttr());
+            return fma.getResult();
+          };
+          r = fused(fa, ra, fused(fb, rb, cst(fixed)));
+        }
+        r = math::RoundEvenOp::create(nb, nloc, r);
+        return saturate(nb, nloc, r, Value(), qType);
+      });
+  if (failed(y))
+    return failure();
+  return rw.replace(*y, {qType});
+}
+
+/// QLinearConcat: (Y_scale, Y_zp, then X, X_scale, X_zp per input); an
+/// input quantized like the output is copied, others requantized through
+/// a table.
+LogicalResult convertQLinearConcat(NodeRewriter &rw) {
+  if (rw.numInputs() < 5 || (rw.numInputs() - 2) % 3 != 0)
+    return rw.fail("takes Y_scale, Y_zero_point and (X, X_scale, "
+                   "X_zero_point) per input; it has " +
+                   Twine(rw.numInputs()) + " inputs");
+  FailureOr<QuantParams> y = constantQuantParams(rw, 0, 1, "Y");
+  if (failed(y))
+    return failure();
+  FailureOr<IntegerType> t = quantizedType(rw, 2, "input 0");
+  if (failed(t))
+    return failure();
+  int64_t rank = rw.inputType(2).getRank();
+  FailureOr<int64_t> axis = rw.normalizeAxis(rw.getInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<Value> parts;
+  for (unsigned i = 2; i < rw.numInputs(); i += 3) {
+    if (failed(require8Bit(rw, i, "X")))
+      return failure();
+    if (rw.onnxElementType(i) != *t)
+      return rw.fail("all inputs must have the same type");
+    if (rw.inputType(i).getRank() != rank)
+      return rw.fail("all inputs must have rank " + Twine(rank));
+    FailureOr<QuantParams> x = constantQuantParams(rw, i + 1, i + 2, "X");
+    if (failed(x))
+      return failure();
+    if (x->scale == y->scale && x->zeroPoint == y->zeroPoint) {
+      parts.push_back(rw.input(i));
+      continue;
+    }
+    parts.push_back(lookup(rw.b(), rw.loc(), rw.input(i), *t, [&](int32_t v) {
+      return quantizeLikeMlas(x->scale * static_cast<float>(v - x->zeroPoint),
+                              *y, *t);
+    }));
+  }
+  for (Value p : parts)
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis &&
+          cast<RankedTensorType>(p.getType()).getDimSize(d) !=
+              cast<RankedTensorType>(parts[0].getType()).getDimSize(d))
+        return rw.fail("inputs differ in dim " + Twine(d) +
+                       " outside the concatenation axis");
+  Value result = parts.size() == 1
+                     ? parts[0]
+                     : tensor::ConcatOp::create(rw.b(), rw.loc(), *axis, parts)
+                           .getResult();
+  return rw.replace(result, {*t});
+}
+
+/// QLinearGlobalAveragePool: (X, x_scale, x_zp, y_scale, y_zp); the sum in
+/// i32 with the zero point's share taken out, then one multiplier
+/// x_scale / (y_scale * count).
+LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
+  FailureOr<IntegerType> t = quantizedType(rw, 0, "X");
+  if (failed(t))
+    return failure();
+  FailureOr<QuantParams> x = constantQuantParams(rw, 1, 2, "x");
+  FailureOr<QuantParams> y = constantQuantParams(rw, 3, 4, "y");
+  if (failed(x) || failed(y))
+    return failure();
+  RankedTensorType type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 3)
+    return rw.fail("X must have rank 3 or more");
+  bool channelsLast = rw.getInt("channels_last", 0) != 0;
+  SmallVector<bool> reduced(rank, true);
+  reduced[0] = false;
+  reduced[channelsLast ? rank - 1 : 1] = false;
+  int64_t count = 1;
+  SmallVector<int64_t> outShape;
+  SmallVector<AffineExpr> outExprs;
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = rw.ctx();
+  for (int64_t d = 0; d < rank; ++d) {
+    outShape.push_back(reduced[d] ? 1 : type.getDimSize(d));
+    outExprs.push_back(reduced[d] ? getAffineConstantExpr(0, ctx)
+                                  : getAffineDimExpr(d, ctx));
+    if (reduced[d])
+      count *= type.getDimSize(d);
+  }
+  if (count == 0 || count >= (int64_t(1) << 24))
+    return rw.fail("the pooled area (" + Twine(count) +
+                   " elements) must be 1 to 2^24 - 1");
+  float multiplier = x->scale / (y->scale * static_cast<float>(count));
+  Type i32 = b.getI32Type();
+  Value zeros = createFilled(b, loc, outShape, i32, b.getI32IntegerAttr(0));
+  SmallVector<utils::IteratorType> iterators;
+  for (bool r : reduced)
+    iterators.push_back(r ? utils::IteratorType::reduction
+                          : utils::IteratorType::parallel);
+  bool isUnsigned = t->isUnsigned();
+  Value sums = buildGeneric(
+      b, loc, {{rw.input(0), b.getMultiDimIdentityMap(rank)}},
+      {{zeros, AffineMap::get(rank, 0, outExprs, ctx)}}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange outs) {
+        return SmallVector<Value>{arith::AddIOp::create(
+            nb, nloc, outs[0], widenToI32(nb, nloc, a[0], isUnsigned))};
+      })[0];
+  int32_t correction = -x->zeroPoint * static_cast<int32_t>(count);
+  IntegerType qType = *t;
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  Value result = buildGeneric(
+      b, loc, {{sums, id}},
+      {{createEmpty(b, loc, outShape, b.getI8Type()), id}},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
+        Type f32 = nb.getF32Type();
+        Value sum = arith::AddIOp::create(
+            nb, nloc, a[0],
+            arith::ConstantIntOp::create(nb, nloc, i32, correction));
+        Value v = arith::MulFOp::create(
+            nb, nloc, arith::SIToFPOp::create(nb, nloc, f32, sum),
+            scalarConstant(nb, nloc, f32, multiplier));
+        v = math::RoundEvenOp::create(nb, nloc, v);
+        return SmallVector<Value>{saturate(
+            nb, nloc, v,
+            scalarConstant(nb, nloc, f32, static_cast<float>(y->zeroPoint)),
+            qType)};
+      })[0];
+  return rw.replace(result, {qType});
+}
+
+/// QLinearAveragePool: ONNX Runtime averages the dequantized values in f32
+/// (a window over the whole image with no padding takes the
+/// QLinearGlobalAveragePool path); expressed as DequantizeLinear,
+/// AveragePool and QuantizeLinear.
+LogicalResult convertQLinearAveragePool(NodeRewriter &rw) {
+  onnx::NodeOp op = rw.getOp();
+  FailureOr<IntegerType> t = quantizedType(rw, 0, "X");
+  if (failed(t))
+    return failure();
+  RankedTensorType type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 3)
+    return rw.fail("X must have rank 3 or more");
+  bool channelsLast = rw.getInt("channels_last", 0) != 0;
+  SmallVector<int64_t> kernel = rw.getInts("kernel_shape");
+  SmallVector<int64_t> pads = rw.getInts("pads");
+  SmallVector<int64_t> spatial;
+  for (int64_t d = channelsLast ? 1 : 2; d < (channelsLast ? rank - 1 : rank);
+       ++d)
+    spatial.push_back(type.getDimSize(d));
+  bool global = kernel == spatial &&
+                llvm::all_of(pads, [](int64_t p) { return p == 0; }) &&
+                rw.getString("auto_pad", "NOTSET") != "SAME_UPPER" &&
+                rw.getString("auto_pad", "NOTSET") != "SAME_LOWER";
+  OnnxEmitter e(rw);
+  SmallVector<Value> ins(op.getInputs());
+  if (global) {
+    rw.forward(e.nodeOp("QLinearGlobalAveragePool", 1, ins,
+                        {e.attr("channels_last", channelsLast ? 1 : 0)}, 1)
+                   .getResult(0));
+    return success();
+  }
+  // The emitted nodes are of the default domain; this one is not.
+  SmallVector<int64_t> toFirst, toLast;
+  Value x = e.node("DequantizeLinear", 13, {ins[0], ins[1], ins[2]});
+  if (channelsLast) {
+    toFirst.push_back(0);
+    toFirst.push_back(rank - 1);
+    for (int64_t d = 1; d < rank - 1; ++d)
+      toFirst.push_back(d);
+    toLast.push_back(0);
+    for (int64_t d = 2; d < rank; ++d)
+      toLast.push_back(d);
+    toLast.push_back(1);
+    x = e.node("Transpose", 13, {x}, {e.attr("perm", toFirst)});
+  }
+  SmallVector<NamedAttribute> attrs;
+  for (StringRef name : {"auto_pad", "ceil_mode", "count_include_pad",
+                         "kernel_shape", "pads", "strides"})
+    if (Attribute a = op.getOnnxAttr(name))
+      attrs.push_back(e.b().getNamedAttr(name, a));
+  x = e.node("AveragePool", 19, {x}, attrs);
+  if (channelsLast)
+    x = e.node("Transpose", 13, {x}, {e.attr("perm", toLast)});
+  SmallVector<Value> qIns = {x, ins[3]};
+  if (rw.hasInput(4))
+    qIns.push_back(ins[4]);
+  rw.forward(e.node("QuantizeLinear", 13, qIns));
+  return success();
+}
+
+/// QGemm: (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp); the
+/// integer product plus C (i32), then float(acc) * (alpha * a_scale *
+/// b_scale[n] / y_scale) requantized, or without y_scale that product in
+/// f32.
+LogicalResult convertQGemm(NodeRewriter &rw) {
+  onnx::NodeOp op = rw.getOp();
+  if (failed(require8Bit(rw, 0, "A")) || failed(require8Bit(rw, 3, "B")) ||
+      failed(rw.requireInput(1, "a_scale")) ||
+      failed(rw.requireInput(4, "b_scale")))
+    return failure();
+  if (rw.inputType(0).getRank() != 2 || rw.inputType(3).getRank() != 2)
+    return rw.fail("A and B must be matrices");
+  if (rw.hasInput(6) && !rw.inputType(6).getElementType().isInteger(32))
+    return rw.fail("C must be an int32 tensor");
+  if (rw.hasInput(8) && !rw.hasInput(7))
+    return rw.fail("y_zero_point needs y_scale");
+  SmallVector<Value> ins(op.getInputs());
+  OnnxEmitter e(rw);
+  Value a = ins[0], bv = ins[3];
+  if (rw.getInt("transA", 0))
+    a = e.node("Transpose", 13, {a}, {e.attr("perm", {1, 0})});
+  if (rw.getInt("transB", 0))
+    bv = e.node("Transpose", 13, {bv}, {e.attr("perm", {1, 0})});
+  SmallVector<Value> mmIns = {a, bv, rw.hasInput(2) ? ins[2] : Value(),
+                              rw.hasInput(5) ? ins[5] : Value()};
+  // MatMulInteger takes the zero points as inputs 2 and 3 (absent: none).
+  Value none;
+  for (Value v : op.getInputs())
+    if (isa_and_nonnull<onnx::NoneOp>(v.getDefiningOp()))
+      none = v;
+  for (Value &v : mmIns)
+    if (!v) {
+      if (!none) {
+        none = onnx::NoneOp::create(e.b(), rw.loc(), e.b().getNoneType());
+      }
+      v = none;
+    }
+  Value acc = e.node("MatMulInteger", 10, mmIns);
+  if (rw.hasInput(6))
+    acc = e.node("Add", 14, {acc, ins[6]});
+  Type f32 = e.b().getF32Type();
+  // The multiplier in ONNX Runtime's order: ((alpha * a_scale) * b_scale)
+  // / y_scale; constants fold to the same f32 value.
+  Value scale =
+      e.node("Mul", 14, {e.scalar(f32, rw.getFloat("alpha", 1.0f)), ins[1]});
+  scale = e.node("Mul", 14, {scale, ins[4]});
+  if (rw.hasInput(7))
+    scale = e.node("Div", 14, {scale, ins[7]});
+  Value y =
+      e.node("Mul", 14,
+             {e.node("Cast", 13, {acc}, {e.attr("to", int64_t(1))}), scale});
+  if (rw.hasInput(7)) {
+    SmallVector<Value> qIns = {y, e.scalar(f32, 1.0)};
+    if (rw.hasInput(8))
+      qIns.push_back(ins[8]);
+    y = e.node("QuantizeLinear", 13, qIns);
+  }
+  rw.forward(y);
+  return success();
+}
+
 } // namespace
 
 void dlc::populateQuantizationHandlers(HandlerRegistry &r) {
@@ -951,4 +1393,13 @@ void dlc::populateQuantizationHandlers(HandlerRegistry &r) {
   r.add("ConvInteger", {10}, convertConvInteger);
   r.add("QLinearConv", {10}, convertQLinearConv);
   r.add("DynamicQuantizeLinear", {11}, convertDynamicQuantizeLinear);
+  StringRef ms = "com.microsoft";
+  r.add("QLinearAdd", {1}, convertQLinearBinary<false>, ms);
+  r.add("QLinearMul", {1}, convertQLinearBinary<true>, ms);
+  r.add("QLinearSigmoid", {1}, convertQLinearActivation<true>, ms);
+  r.add("QLinearLeakyRelu", {1}, convertQLinearActivation<false>, ms);
+  r.add("QLinearConcat", {1}, convertQLinearConcat, ms);
+  r.add("QLinearGlobalAveragePool", {1}, convertQLinearGlobalAveragePool, ms);
+  r.add("QLinearAveragePool", {1}, convertQLinearAveragePool, ms);
+  r.add("QGemm", {1}, convertQGemm, ms);
 }

@@ -120,6 +120,20 @@ bool hasNativeF64ToF16(const llvm::TargetMachine &tm) {
   }
 }
 
+/// Whether the target fuses a multiply-add in one rounding (x86's FMA3,
+/// AArch64's fmadd) rather than LLVM calling fmaf.
+bool hasNativeFma(const llvm::TargetMachine &tm) {
+  switch (tm.getTargetTriple().getArch()) {
+  case llvm::Triple::x86_64:
+  case llvm::Triple::x86:
+    return tm.getMCSubtargetInfo()->checkFeatures("+fma");
+  case llvm::Triple::aarch64:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// Finds ld.lld: next to the LLVM tools dlc was built against, else on PATH.
 std::string findLinker() {
   for (const char *dir : {DLC_LLVM_TOOLS_DIR})
@@ -200,7 +214,8 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
       std::string("dlc-legalize-math{native-roundeven=") +
       (hasNativeRoundEven(*tm) ? "true" : "false") +
       " expand-num-min-max=" + (armv7 ? "true" : "false") +
-      " expand-f64-to-f16=" + (hasNativeF64ToF16(*tm) ? "false" : "true") + "}";
+      " expand-f64-to-f16=" + (hasNativeF64ToF16(*tm) ? "false" : "true") +
+      " native-fma=" + (hasNativeFma(*tm) ? "true" : "false") + "}";
   lower.addPass(createCPUScratch());
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +

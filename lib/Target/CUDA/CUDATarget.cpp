@@ -130,8 +130,8 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
       "convert-linalg-to-loops, lower-affine, "
       "fold-memref-alias-ops, "
       "lower-affine, canonicalize, cse, "
-      "dlc-legalize-math{native-roundeven=true}, canonicalize, "
-      "gpu.module(convert-scf-to-cf, "
+      "dlc-legalize-math{native-roundeven=true native-fma=true}, "
+      "canonicalize, gpu.module(convert-scf-to-cf, "
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, "
       "cse, reconcile-unrealized-casts), "
       "nvvm-attach-target{chip=sm_" +

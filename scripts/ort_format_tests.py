@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Writes tests of what ONNX Runtime's own tools write, ORT as oracle.
+
+ONNX Runtime's transformer optimizer fuses subgraphs into com.microsoft
+operators (Gelu, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization),
+and its quantization tools write QOperator models (QLinearConv and
+QLinearMatMul plus com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearLeakyRelu, QLinearConcat, QLinearGlobalAveragePool,
+QLinearAveragePool, QGemm) and dynamically quantized ones (ConvInteger,
+MatMulInteger, com.microsoft DynamicQuantizeLSTM). The ONNX node tests
+have none of the com.microsoft ones. This script writes tests of each at
+the sizes models use, one folder each in the node-test layout, outputs by
+ONNX Runtime:
+
+  scripts/ort_format_tests.py --out DIR
+  scripts/node_tests.py --data-dir DIR --targets cpu,vulkan \\
+      --expectations test/conformance/ort-format-tests.expected
+
+Deterministic (fixed seeds); nothing is downloaded.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from quant_tests import write
+
+DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/ort-format-tests")
+F32 = TensorProto.FLOAT
+MS = [("com.microsoft", 1)]
+
+
+def ms_node(op, inputs, outputs, **attrs):
+    return helper.make_node(op, inputs, outputs, domain="com.microsoft",
+                            **attrs)
+
+
+def uniform(rng, shape, scale=1.0):
+    return rng.uniform(-scale, scale, shape).astype(np.float32)
+
+
+def transformer_ops(out, rng):
+    """The fusions of ORT's transformer optimizer, at BERT-base-like sizes
+    (hidden 768 is large; 256 keeps the tests quick)."""
+    x = uniform(rng, [2, 16, 256], 3.0)
+    bias = uniform(rng, [256])
+    write(out, "test_ms_gelu", [ms_node("Gelu", ["x"], ["y"])],
+          [("x", F32)], [("y", F32)], {"x": x}, domains=MS)
+    write(out, "test_ms_bias_gelu", [ms_node("BiasGelu", ["x", "b"], ["y"])],
+          [("x", F32), ("b", F32)], [("y", F32)], {"x": x, "b": bias},
+          domains=MS)
+    write(out, "test_ms_fast_gelu", [ms_node("FastGelu", ["x"], ["y"])],
+          [("x", F32)], [("y", F32)], {"x": x}, domains=MS)
+    write(out, "test_ms_fast_gelu_bias",
+          [ms_node("FastGelu", ["x", "b"], ["y"])],
+          [("x", F32), ("b", F32)], [("y", F32)], {"x": x, "b": bias},
+          domains=MS)
+    write(out, "test_ms_quick_gelu", [ms_node("QuickGelu", ["x"], ["y"])],
+          [("x", F32)], [("y", F32)], {"x": x}, domains=MS)
+    write(out, "test_ms_quick_gelu_alpha",
+          [ms_node("QuickGelu", ["x"], ["y"], alpha=1.2)],
+          [("x", F32)], [("y", F32)], {"x": x}, domains=MS)
+    feeds = {"input": x, "skip": uniform(rng, [2, 16, 256], 2.0),
+             "gamma": uniform(rng, [256]) + 1.0, "beta": uniform(rng, [256]),
+             "bias": uniform(rng, [256])}
+    names = ["input", "skip", "gamma", "beta", "bias"]
+    write(out, "test_ms_skip_layer_norm",
+          [ms_node("SkipLayerNormalization", names, ["y"], epsilon=1e-5)],
+          [(n, F32) for n in names], [("y", F32)], feeds, domains=MS)
+    # ORT's CPU kernel leaves the mean and inverse standard deviation
+    # outputs empty (they exist for training); the sum it writes.
+    write(out, "test_ms_skip_layer_norm_sum",
+          [ms_node("SkipLayerNormalization", names[:3],
+                   ["y", "", "", "sum"])],
+          [(n, F32) for n in names[:3]], [("y", F32), ("sum", F32)],
+          {n: feeds[n] for n in names[:3]}, domains=MS)
+
+
+U8, S8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+NP = {U8: np.uint8, S8: np.int8}
+
+
+def qdata(rng, t, shape):
+    info = np.iinfo(NP[t])
+    return rng.integers(info.min, info.max + 1, shape).astype(NP[t])
+
+
+def qparams(rng, t, name, scale):
+    """A scale and zero point as initializers (quantize_static writes
+    constants); zero points are 0 for int8 as ORT writes them."""
+    zp = rng.integers(100, 156) if t == U8 else 0
+    return [numpy_helper.from_array(np.array(scale, np.float32),
+                                    name + "_scale"),
+            numpy_helper.from_array(np.array(zp, NP[t]), name + "_zp")]
+
+
+def qoperator_ops(out, rng):
+    """QOperator models' com.microsoft operators, uint8 and int8, with
+    scales like calibrated ones (outputs span most of the 8-bit range)."""
+    for t, tag in ((U8, "u8"), (S8, "s8")):
+        shape = [1, 16, 12, 12]
+        a, b = qdata(rng, t, shape), qdata(rng, t, shape)
+        bias = qdata(rng, t, [1, 16, 1, 1])
+        for op, cs in (("QLinearAdd", 0.05), ("QLinearMul", 0.08)):
+            for bname, bval in (("B", b), ("bias", bias)):
+                inits = (qparams(rng, t, "a", 0.031) +
+                         qparams(rng, t, "b", 0.027) +
+                         qparams(rng, t, "c", cs))
+                node = ms_node(op, ["A", "a_scale", "a_zp", bname, "b_scale",
+                                    "b_zp", "c_scale", "c_zp"], ["C"])
+                name = "test_ms_%s_%s%s" % (op[7:].lower(), tag,
+                                            "_broadcast" if bname == "bias"
+                                            else "")
+                write(out, name, [node], [("A", t), (bname, t)], [("C", t)],
+                      {"A": a, bname: bval}, domains=MS,
+                      initializers=inits)
+        for op, attrs in (("QLinearSigmoid", {}),
+                          ("QLinearLeakyRelu", {"alpha": 0.1})):
+            inits = qparams(rng, t, "x", 0.04) + qparams(rng, t, "y", 0.004
+                                                         if op == "QLinearSigmoid"
+                                                         else 0.03)
+            write(out, "test_ms_%s_%s" % (op[7:].lower(), tag),
+                  [ms_node(op, ["X", "x_scale", "x_zp", "y_scale", "y_zp"],
+                           ["Y"], **attrs)],
+                  [("X", t)], [("Y", t)], {"X": a}, domains=MS,
+                  initializers=inits)
+        # Concat: one input quantized like the output (copied), one not.
+        inits = (qparams(rng, t, "y", 0.05) + qparams(rng, t, "x1", 0.05) +
+                 qparams(rng, t, "x2", 0.02))
+        inits[3] = numpy_helper.from_array(
+            numpy_helper.to_array(inits[1]), "x1_zp")
+        write(out, "test_ms_concat_%s" % tag,
+              [ms_node("QLinearConcat", ["y_scale", "y_zp", "X1", "x1_scale",
+                                         "x1_zp", "X2", "x2_scale", "x2_zp"],
+                       ["Y"], axis=1)],
+              [("X1", t), ("X2", t)], [("Y", t)],
+              {"X1": a, "X2": qdata(rng, t, [1, 8, 12, 12])}, domains=MS,
+              initializers=inits)
+        x = qdata(rng, t, [2, 32, 14, 14])
+        inits = qparams(rng, t, "x", 0.04) + qparams(rng, t, "y", 0.01)
+        q5 = ["X", "x_scale", "x_zp", "y_scale", "y_zp"]
+        write(out, "test_ms_global_average_pool_%s" % tag,
+              [ms_node("QLinearGlobalAveragePool", q5, ["Y"],
+                       channels_last=0)],
+              [("X", t)], [("Y", t)], {"X": x}, domains=MS,
+              initializers=inits)
+        write(out, "test_ms_global_average_pool_nhwc_%s" % tag,
+              [ms_node("QLinearGlobalAveragePool", q5, ["Y"],
+                       channels_last=1)],
+              [("X", t)], [("Y", t)], {"X": x.transpose(0, 2, 3, 1).copy()},
+              domains=MS, initializers=inits)
+        for name, attrs in (
+                ("", dict(kernel_shape=[2, 2], strides=[2, 2])),
+                ("_pads", dict(kernel_shape=[3, 3], strides=[2, 2],
+                               pads=[1, 1, 1, 1])),
+                ("_pads_count_include", dict(kernel_shape=[3, 3],
+                                             strides=[1, 1],
+                                             pads=[1, 1, 1, 1],
+                                             count_include_pad=1))):
+            write(out, "test_ms_average_pool%s_%s" % (name, tag),
+                  [ms_node("QLinearAveragePool", q5, ["Y"], **attrs)],
+                  [("X", t)], [("Y", t)], {"X": x}, domains=MS,
+                  initializers=inits)
+    # QGemm: u8 activations with u8 or s8 weights (ORT's u8 x s8 kernel
+    # saturates pairs of products to 16 bits; weights of 7 bits, as
+    # quantize_static's reduce_range writes them, keep it exact), per
+    # tensor and per column, int32 bias, quantized or float output.
+    a = qdata(rng, U8, [4, 96])
+    for wt, tag in ((U8, "u8u8"), (S8, "u8s8")):
+        w = qdata(rng, wt, [32, 96])
+        if wt == S8:
+            w = (w // 2).astype(np.int8)
+        inits = (qparams(rng, U8, "a", 0.02) + [
+            numpy_helper.from_array(
+                rng.uniform(0.002, 0.004, [32]).astype(np.float32),
+                "b_scale"),
+            numpy_helper.from_array(
+                np.full([32], 128 if wt == U8 else 0, NP[wt]), "b_zp"),
+            numpy_helper.from_array(
+                rng.integers(-2000, 2000, [32]).astype(np.int32), "C")] +
+            qparams(rng, U8, "y", 0.05))
+        names = ["A", "a_scale", "a_zp", "W", "b_scale", "b_zp", "C",
+                 "y_scale", "y_zp"]
+        write(out, "test_ms_qgemm_%s" % tag,
+              [ms_node("QGemm", names, ["Y"], transB=1)],
+              [("A", U8), ("W", wt)], [("Y", U8)], {"A": a, "W": w},
+              domains=MS, initializers=inits)
+        write(out, "test_ms_qgemm_%s_float_out" % tag,
+              [ms_node("QGemm", names[:7], ["Y"], transB=1, alpha=0.5)],
+              [("A", U8), ("W", wt)], [("Y", F32)], {"A": a, "W": w},
+              domains=MS, initializers=inits[:5])
+
+
+def generate(out):
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    rng = np.random.default_rng(23)
+    transformer_ops(out, rng)
+    qoperator_ops(out, rng)
+    return sorted(os.listdir(out))
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    args = ap.parse_args()
+    names = generate(args.out)
+    print("%d tests written to %s" % (len(names), args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
