@@ -195,6 +195,58 @@ def qoperator_ops(out, rng):
               domains=MS, initializers=inits[:5])
 
 
+def dynamic_lstm_ops(out, rng):
+    """com.microsoft.DynamicQuantizeLSTM as quantize_dynamic writes it: W
+    and R transposed ([D, I, 4H], [D, H, 4H]), int8 (zero point 0) or uint8
+    weights, scales per direction or per direction and column; every
+    direction, initial states, a batch of 3 over 12 steps. ONNX Runtime
+    quantizes the hidden state of each group of batch entries one thread
+    handles with one range; with as many threads as entries (the
+    references here) each entry has its own range, as dlc computes it."""
+    steps, batch, inp, hidden = 12, 3, 24, 32
+    x = uniform(rng, [steps, batch, inp], 2.0)
+    for direction, dirs in (("forward", 1), ("reverse", 1),
+                            ("bidirectional", 2)):
+        for wt, per_column in ((S8, False), (S8, True), (U8, False)):
+            tag = "%s_%s%s" % (direction, "s8" if wt == S8 else "u8",
+                               "_per_column" if per_column else "")
+            inits, feeds = [], {"X": x}
+            for name, k in (("W", inp), ("R", hidden)):
+                w = uniform(rng, [dirs, k, 4 * hidden], 0.3)
+                shape = [dirs, 4 * hidden] if per_column else [dirs]
+                amax = np.abs(w).max(axis=1) if per_column else \
+                    np.abs(w).reshape(dirs, -1).max(axis=1)
+                if wt == S8:
+                    scale = (amax / 127).astype(np.float32)
+                    zp = np.zeros(shape, np.int8)
+                else:
+                    scale = (2 * amax / 255).astype(np.float32)
+                    zp = np.full(shape, 128, np.uint8)
+                cols = -1 if per_column else 1
+                s = scale.reshape(dirs, 1, cols)
+                z = zp.reshape(dirs, 1, cols).astype(np.float32)
+                lo, hi = (-128, 127) if wt == S8 else (0, 255)
+                q = np.clip(np.rint(w / s) + z, lo, hi)
+                inits += [
+                    numpy_helper.from_array(q.astype(NP[wt]), name),
+                    numpy_helper.from_array(scale.reshape(shape),
+                                            name + "_scale"),
+                    numpy_helper.from_array(zp, name + "_zero_point")]
+            inits.append(numpy_helper.from_array(
+                uniform(rng, [dirs, 8 * hidden], 0.5), "B"))
+            feeds["h0"] = uniform(rng, [dirs, batch, hidden], 0.5)
+            feeds["c0"] = uniform(rng, [dirs, batch, hidden], 0.5)
+            node = ms_node(
+                "DynamicQuantizeLSTM",
+                ["X", "W", "R", "B", "", "h0", "c0", "", "W_scale",
+                 "W_zero_point", "R_scale", "R_zero_point"],
+                ["Y", "Y_h", "Y_c"], hidden_size=hidden, direction=direction)
+            write(out, "test_ms_dynamic_quantize_lstm_%s" % tag, [node],
+                  [("X", F32), ("h0", F32), ("c0", F32)],
+                  [("Y", F32), ("Y_h", F32), ("Y_c", F32)], feeds,
+                  domains=MS, initializers=inits, threads=batch)
+
+
 def generate(out):
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -202,6 +254,7 @@ def generate(out):
     rng = np.random.default_rng(23)
     transformer_ops(out, rng)
     qoperator_ops(out, rng)
+    dynamic_lstm_ops(out, rng)
     return sorted(os.listdir(out))
 
 

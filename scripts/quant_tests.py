@@ -41,10 +41,12 @@ def rand(rng, dtype, shape):
 
 
 def write(out, name, nodes, inputs, outputs, feeds, opset=13, results=None,
-          domains=(), initializers=()):
+          domains=(), initializers=(), threads=None):
     """`domains`: extra (domain, version) opset imports (com.microsoft);
     ONNX's checker cannot check their operators, so such models get the
-    structural check only."""
+    structural check only. `threads`: ONNX Runtime's intra-op threads for
+    the reference run (some of its kernels compute differently by thread
+    count)."""
     graph = helper.make_graph(
         nodes, name,
         [helper.make_tensor_value_info(n, t, list(feeds[n].shape))
@@ -58,7 +60,10 @@ def write(out, name, nodes, inputs, outputs, feeds, opset=13, results=None,
     # ONNX Runtime's outputs, unless the caller computed the references
     # with it another way (an equivalent model ORT runs).
     if results is None:
-        sess = ort.InferenceSession(model.SerializeToString(),
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        sess = ort.InferenceSession(model.SerializeToString(), options,
                                     providers=["CPUExecutionProvider"])
         results = sess.run(None, {n: feeds[n] for n, _ in inputs})
     # The outputs' shapes as ORT computed them, then the full check.

@@ -34,9 +34,14 @@ using namespace mlir;
 
 namespace {
 
-uint64_t bytesOf(MemRefType type) {
+/// Bytes of `type` in workgroup memory, integers at least `minIntBits`
+/// wide.
+uint64_t bytesOf(MemRefType type, unsigned minIntBits) {
+  unsigned bits = type.getElementTypeBitWidth();
+  if (type.getElementType().isInteger())
+    bits = std::max(bits, minIntBits);
   return static_cast<uint64_t>(type.getNumElements()) *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+         llvm::divideCeil(bits, 8);
 }
 
 bool inside(Operation *op, scf::ForOp loop) { return loop->isAncestor(op); }
@@ -57,12 +62,13 @@ Value baseOf(Value v) {
   return v;
 }
 
-std::optional<SharedBuffers> findShared(func::FuncOp kernel, scf::ForOp loop) {
+std::optional<SharedBuffers> findShared(func::FuncOp kernel, scf::ForOp loop,
+                                        unsigned minIntBits) {
   SharedBuffers shared;
   for (auto alloca : kernel.getOps<memref::AllocaOp>()) {
     if (!alloca.getType().hasStaticShape())
       return std::nullopt;
-    shared.bytes += bytesOf(alloca.getType());
+    shared.bytes += bytesOf(alloca.getType(), minIntBits);
     shared.temporaries.push_back(alloca);
   }
   bool nested = false;
@@ -71,7 +77,7 @@ std::optional<SharedBuffers> findShared(func::FuncOp kernel, scf::ForOp loop) {
       nested = true;
       return;
     }
-    shared.bytes += bytesOf(alloca.getType());
+    shared.bytes += bytesOf(alloca.getType(), minIntBits);
     shared.temporaries.push_back(alloca);
   });
   if (nested)
@@ -93,7 +99,7 @@ std::optional<SharedBuffers> findShared(func::FuncOp kernel, scf::ForOp loop) {
       auto type = dyn_cast<MemRefType>(arg.getType());
       if (!type || !type.hasStaticShape())
         return std::nullopt;
-      shared.bytes += bytesOf(type);
+      shared.bytes += bytesOf(type, minIntBits);
       shared.states.push_back(arg);
     }
   return shared;
@@ -197,7 +203,7 @@ struct GPUSerialLoopsPass
       return success();
     }
     scf::ForOp loop = loops.front();
-    std::optional<SharedBuffers> shared = findShared(kernel, loop);
+    std::optional<SharedBuffers> shared = findShared(kernel, loop, minIntBits);
     if (!shared || shared->bytes > static_cast<uint64_t>(budget)) {
       LLVM_DEBUG(llvm::dbgs()
                  << kernel.getName() << ": shared buffers "

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -557,10 +558,24 @@ FailureOr<Operation *> tileAndFuse(IRRewriter &rewriter, TilingInterface op,
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTileAndFuseResult> result =
-      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
-  if (failed(result))
+  // Upstream reports a producer it cannot fuse as an error and goes on
+  // without fusing it (the producer then runs whole, before the loop):
+  // that is no failure of the compile, so such reports are kept back and
+  // shown only if tiling fails as a whole.
+  SmallVector<Diagnostic> held;
+  FailureOr<scf::SCFTileAndFuseResult> result;
+  {
+    ScopedDiagnosticHandler hold(ctx, [&](Diagnostic &d) {
+      held.push_back(std::move(d));
+      return success();
+    });
+    result = scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+  }
+  if (failed(result)) {
+    for (Diagnostic &d : held)
+      ctx->getDiagEngine().emit(std::move(d));
     return op->emitError("cannot tile the kernel's result op"), failure();
+  }
   for (OpResult r : op->getResults())
     if (Value replacement = result->replacements.lookup(r))
       rewriter.replaceAllUsesWith(r, replacement);

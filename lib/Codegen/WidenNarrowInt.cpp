@@ -17,6 +17,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <type_traits>
+
 namespace dlc {
 #define GEN_PASS_DEF_WIDENNARROWINT
 #include "dlc/Codegen/Passes.h.inc"
@@ -138,40 +140,47 @@ struct BooleanMinMax : public OpRewritePattern<OpTy> {
   }
 };
 
-/// A thread's private buffer of narrow integers (a transposed int8 weight
-/// row a kernel stages): SPIR-V has no 8- or 16-bit Function-storage
-/// variables without Int8/Int16, and upstream emulates narrow types only
-/// in storage buffers. The buffer holds i32 instead; stores zero-extend,
-/// loads truncate back, so the stored bits round-trip whatever the sign.
-struct WidenPrivateBuffer : public OpRewritePattern<memref::AllocaOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(memref::AllocaOp alloca,
+/// A buffer of narrow integers in a thread's private memory (a transposed
+/// int8 weight row a kernel stages) or in workgroup memory (per-row zero
+/// points a serial loop passes between threads): SPIR-V has no 8- or
+/// 16-bit variables there without Int8/Int16, and upstream emulates narrow
+/// types only in storage buffers; emulating them in workgroup memory would
+/// also make threads that store neighbouring bytes race on one word. The
+/// buffer holds i32 instead; stores zero-extend, loads truncate back, so
+/// the stored bits round-trip whatever the sign.
+template <typename AllocOpTy>
+struct WidenLocalBuffer : public OpRewritePattern<AllocOpTy> {
+  using OpRewritePattern<AllocOpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllocOpTy alloc,
                                 PatternRewriter &rewriter) const override {
-    MemRefType type = alloca.getType();
+    MemRefType type = alloc.getType();
     if (!isNarrow(type.getElementType()))
       return failure();
     if (auto space = type.getMemorySpace()) {
       auto storage = dyn_cast<spirv::StorageClassAttr>(space);
-      if (!storage || storage.getValue() != spirv::StorageClass::Function)
+      if (!storage || (storage.getValue() != spirv::StorageClass::Function &&
+                       storage.getValue() != spirv::StorageClass::Workgroup))
         return failure();
+    } else if (!std::is_same_v<AllocOpTy, memref::AllocaOp>) {
+      return failure();
     }
-    for (OpOperand &use : alloca->getUses()) {
+    for (OpOperand &use : alloc->getUses()) {
       Operation *user = use.getOwner();
-      if (isa<memref::LoadOp>(user))
+      if (isa<memref::LoadOp, memref::DeallocOp>(user))
         continue;
       auto store = dyn_cast<memref::StoreOp>(user);
-      if (!store || store.getMemRef() != alloca.getResult())
+      if (!store || store.getMemRef() != alloc.getResult())
         return rewriter.notifyMatchFailure(
-            alloca, "private buffer used by more than loads and stores");
+            alloc, "buffer used by more than loads and stores");
     }
     Type i32 = rewriter.getI32Type();
-    auto wide = memref::AllocaOp::create(
-        rewriter, alloca.getLoc(),
+    auto wide = AllocOpTy::create(
+        rewriter, alloc.getLoc(),
         MemRefType::get(type.getShape(), i32, type.getLayout(),
                         type.getMemorySpace()),
-        alloca.getDynamicSizes(), alloca.getSymbolOperands(),
-        alloca.getAlignmentAttr());
-    for (Operation *user : llvm::make_early_inc_range(alloca->getUsers())) {
+        alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+        alloc.getAlignmentAttr());
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers())) {
       rewriter.setInsertionPoint(user);
       if (auto load = dyn_cast<memref::LoadOp>(user)) {
         Value v = memref::LoadOp::create(rewriter, load.getLoc(), wide,
@@ -179,12 +188,16 @@ struct WidenPrivateBuffer : public OpRewritePattern<memref::AllocaOp> {
         rewriter.replaceOpWithNewOp<arith::TruncIOp>(load, load.getType(), v);
         continue;
       }
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+        rewriter.replaceOpWithNewOp<memref::DeallocOp>(dealloc, wide);
+        continue;
+      }
       auto store = cast<memref::StoreOp>(user);
       Value v = extend(rewriter, store.getLoc(), store.getValue(), true);
       rewriter.replaceOpWithNewOp<memref::StoreOp>(store, v, wide,
                                                    store.getIndices());
     }
-    rewriter.eraseOp(alloca);
+    rewriter.eraseOp(alloc);
     return success();
   }
 };
@@ -214,7 +227,9 @@ struct WidenNarrowIntPass
         BooleanMinMax<arith::MaxUIOp, arith::OrIOp>,
         BooleanMinMax<arith::MinUIOp, arith::AndIOp>,
         BooleanMinMax<arith::MaxSIOp, arith::AndIOp>,
-        BooleanMinMax<arith::MinSIOp, arith::OrIOp>, WidenPrivateBuffer>(ctx);
+        BooleanMinMax<arith::MinSIOp, arith::OrIOp>,
+        WidenLocalBuffer<memref::AllocaOp>, WidenLocalBuffer<memref::AllocOp>>(
+        ctx);
     // No folding: trunci(extui(x)) folds back into the narrow-to-narrow
     // extension this pass splits.
     GreedyRewriteConfig config;

@@ -58,6 +58,8 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
     GPUSerialLoopsOptions serial;
     serial.threads = tiling.maxThreads;
     serial.budget = static_cast<int64_t>(target.sharedMemoryBytes * 3 / 4);
+    // Without 8-bit storage, SPIR-V keeps narrow integers in 32 bits.
+    serial.minIntBits = target.hasInt8Storage ? 8 : 32;
     if (target.kind == TargetKind::Vulkan)
       serial.memorySpace = "#spirv.storage_class<Workgroup>";
     pm.addPass(createGPUSerialLoops(serial));

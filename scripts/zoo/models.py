@@ -75,20 +75,23 @@ TOL_PROB = {"rtol": 1e-3, "atol": 1e-4,
 class ZooModel:
     """What models.py knows about a model besides its graph."""
 
-    def __init__(self, name, build, description, tolerance):
+    def __init__(self, name, build, description, tolerance, post=None):
         self.name = name
         self.build = build
         self.description = description
         self.tolerance = tolerance
+        # A tool run on the built model (ONNX Runtime's quantizers): takes
+        # and returns a ModelProto.
+        self.post = post
 
 
 MODELS = []
 
 
-def zoo_model(description, tolerance):
+def zoo_model(description, tolerance, post=None):
     def register(fn):
         name = fn.__name__.replace("build_", "")
-        MODELS.append(ZooModel(name, fn, description, tolerance))
+        MODELS.append(ZooModel(name, fn, description, tolerance, post))
         return fn
     return register
 
@@ -643,6 +646,123 @@ def build_crnn():
     return g, [spec]
 
 
+# ---------------------------------------------------------------------------
+# Models as ONNX Runtime's quantization tools write them
+
+
+def ort_quantize(model, static, seed, input_name, shape):
+    """Runs onnxruntime.quantization on `model`: quantize_static in the
+    QOperator format (uint8 activations, int8 weights per channel with
+    reduce_range, calibrated on 16 deterministic random inputs), or
+    quantize_dynamic with uint8 weights (ONNX Runtime runs ConvInteger
+    only with uint8 ones)."""
+    import tempfile
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_dynamic,
+                                          quantize_static)
+
+    class Samples(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(seed)
+            self.feeds = iter(
+                [{input_name: rng.uniform(-2, 2, shape).astype(np.float32)}
+                 for _ in range(16)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "float.onnx")
+        dst = os.path.join(tmp, "quantized.onnx")
+        onnx.save(model, src)
+        if static:
+            quantize_static(src, dst, Samples(),
+                            quant_format=QuantFormat.QOperator,
+                            activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8, per_channel=True,
+                            reduce_range=True)
+        else:
+            quantize_dynamic(src, dst, weight_type=QuantType.QUInt8)
+        quantized = onnx.load(dst)
+    quantized.doc_string = model.doc_string
+    return quantized
+
+
+# The quantized outputs: on the CPU (and CUDA) dlc computes ONNX Runtime's
+# integers exactly; Vulkan may round QLinearAdd's fused multiply-adds twice
+# (one step of that tensor's scale in a few elements per thousand), which
+# later layers carry to the output.
+TOL_QOPERATOR = {"rtol": 1e-3, "atol": 0.05,
+                 "why": "logits dequantized from uint8 (scale about 0.02); "
+                        "measured equal to ONNX Runtime's on cpu and "
+                        "vulkan; the atol leaves room for vulkan's "
+                        "QLinearAdd landing one step off (see "
+                        "test/conformance/ort-format-tests.expected) and "
+                        "reaching the output through two more layers"}
+
+
+@zoo_model("A CNN quantized by ONNX Runtime's quantize_static in the "
+           "QOperator format (64x64, 10 classes): QLinearConv (per-channel "
+           "int8 weights, uint8 activations), residual QLinearAdd, a "
+           "QLinearSigmoid gate through QLinearMul, QLinearLeakyRelu and "
+           "QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, "
+           "QGemm; QuantizeLinear in, DequantizeLinear out",
+           TOL_QOPERATOR,
+           post=lambda m: ort_quantize(m, True, 31, "input", [1, 3, 64, 64]))
+def build_qoperator_cnn():
+    g = GraphBuilder("qoperator_cnn", 13, 31)
+    x, spec = image_input(g, "input", [1, 3, 64, 64])
+    x = B.conv(g, x, 3, 16, 3, stride=2, act="relu", name="stem")
+    with g.scope("block1"):
+        y = B.conv(g, x, 16, 16, 3, act="relu", name="conv1")
+        y = B.conv(g, y, 16, 16, 3, name="conv2", gain=0.5)
+        x = g.op("Relu", [g.op("Add", [x, y])])
+    with g.scope("gate"):
+        x = B.conv(g, x, 16, 32, 3, stride=2, act="relu", name="down")
+        s = g.op("Sigmoid", [B.conv(g, x, 32, 32, 1, name="score")])
+        x = g.op("Mul", [x, s])
+    with g.scope("branch"):
+        leak = g.op("LeakyRelu", [B.conv(g, x, 32, 16, 1, name="conv")],
+                    alpha=0.1)
+        x = g.op("Concat", [x, leak], axis=1)
+    x = g.op("AveragePool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    x = B.conv(g, x, 48, 64, 3, act="relu", name="head")
+    x = g.op("GlobalAveragePool", [x])
+    x = g.op("Flatten", [x], axis=1)
+    x = B.gemm(g, x, 64, 10, name="fc")
+    g.output(x, "logits", np.float32, [1, 10])
+    return g, [spec]
+
+
+@zoo_model("A small CRNN quantized by ONNX Runtime's quantize_dynamic "
+           "(32x128, 40 classes): DynamicQuantizeLinear before each layer, "
+           "ConvInteger with uint8 weights, a bidirectional "
+           "com.microsoft.DynamicQuantizeLSTM (hidden 64), MatMulInteger "
+           "for the classifier, Softmax", TOL_PROB,
+           post=lambda m: ort_quantize(m, False, 37, "image", [1, 3, 32, 128]))
+def build_qdynamic_crnn():
+    classes, hidden = 40, 64
+    g = GraphBuilder("qdynamic_crnn", 13, 37)
+    x, spec = image_input(g, "image", [1, 3, 32, 128])
+    with g.scope("cnn"):
+        for i, (cin, cout, pool) in enumerate(
+                [(3, 32, (2, 2)), (32, 64, (2, 2)), (64, 96, (8, 1))]):
+            x = B.conv(g, x, cin, cout, 3, act="relu", name="conv%d" % i)
+            x = g.op("MaxPool", [x], kernel_shape=list(pool),
+                     strides=list(pool))
+    steps = 128 // 4
+    x = g.op("Squeeze", [x, g.const([2])])
+    x = g.op("Transpose", [x], perm=[2, 0, 1])
+    x = lstm(g, x, steps, 1, 96, hidden, "rnn")
+    with g.scope("fc"):
+        w = g.normal((2 * hidden, classes), 4.0 / math.sqrt(2 * hidden))
+        x = g.op("MatMul", [x, g.initializer(w, "weight_t")])
+        x = g.op("Add", [x, g.initializer(g.normal(classes, 0.1), "bias")])
+    x = g.op("Softmax", [x], axis=2)
+    g.output(x, "probs", np.float32, [steps, 1, classes])
+    return g, [spec]
+
+
 def vad_branch(g, x, h, c, samples, name):
     """One sample rate's network of a Silero-style voice-activity detector:
     STFT magnitudes by a strided Conv1d over the reflect-padded frame, four
@@ -942,6 +1062,10 @@ def generate_one(zm, out_dir):
     g, specs = zm.build()
     model = g.build(zm.description)
     B.check_model(model)
+    if zm.post:
+        model = zm.post(model)
+        # com.microsoft operators: the structural check only.
+        onnx.checker.check_model(model)
     path = os.path.join(out_dir, zm.name + ".onnx")
     tmp = path + ".tmp"
     onnx.save(model, tmp)

@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file --dlc-gpu-serial-loops="threads=64 budget=4096" --canonicalize | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --dlc-gpu-serial-loops="threads=64 budget=1024" | FileCheck %s --check-prefix=SMALL
+// RUN: dlc-opt %s --split-input-file --dlc-gpu-serial-loops="threads=64 budget=1024 min-int-bits=32" | FileCheck %s --check-prefix=WIDE
 
 // A recurrent step: a temporary (the gate pre-activations) and a state the
 // loop reads and writes (%h). Both move to workgroup memory; each op is
@@ -100,6 +101,35 @@ func.func @scalar(%a: memref<16xf32>, %s: memref<f32>) attributes {dlc.kernel} {
     ^bb0(%x: f32, %o: f32):
       %y = arith.addf %x, %o : f32
       linalg.yield %y : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// An int8 temporary of 512 bytes fits a budget of 1024 bytes, unless
+// integers take 32 bits in workgroup memory (SPIR-V without 8-bit types):
+// then the kernel keeps one thread.
+// SMALL-LABEL: func.func @int8_temporary
+// SMALL-SAME: dlc.workgroup_size = array<i64: 64, 1, 1>
+// SMALL: memref.alloc() {{.*}} : memref<1x512xi8, #gpu.address_space<workgroup>>
+// WIDE-LABEL: func.func @int8_temporary
+// WIDE-SAME: dlc.workgroup_size = array<i64: 1, 1, 1>
+// WIDE-NOT: gpu.thread_id
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @int8_temporary(%out: memref<1x512xi32>) attributes {dlc.kernel, dlc.grid = array<i64: 1, 1, 1>, dlc.workgroup_size = array<i64: 1, 1, 1>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %seven = arith.constant 7 : i8
+  %tmp = memref.alloca() {alignment = 64 : i64} : memref<1x512xi8>
+  scf.for %s = %c0 to %c8 step %c1 {
+    linalg.fill ins(%seven : i8) outs(%tmp : memref<1x512xi8>)
+    linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%tmp : memref<1x512xi8>) outs(%out : memref<1x512xi32>) {
+    ^bb0(%a: i8, %o: i32):
+      %e = arith.extsi %a : i8 to i32
+      linalg.yield %e : i32
     }
   }
   return

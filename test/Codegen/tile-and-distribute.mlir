@@ -2,6 +2,7 @@
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64 subgroup-lanes=8" --canonicalize | FileCheck %s --check-prefix=LANES
 // RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
+// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
 
 // The result op is split along its outer parallel loop, in tiles of 8 rows
 // (a register block's rows): 2 of the 8 workgroups asked for. The 32
@@ -518,4 +519,36 @@ func.func @softmax_rows(%x: tensor<64x128xf32>) -> tensor<64x128xf32> attributes
     linalg.yield %q : f32
   } -> tensor<64x128xf32>
   return %r : tensor<64x128xf32>
+}
+
+// -----
+
+// A producer whose output is not read through a projection (a sum kept as
+// [.., 1, 1]) cannot be fused into the loop: it stays whole before it, and
+// the compile goes on without an error (upstream's report of the declined
+// fusion is not shown).
+// QUIET-NOT: error
+// CHECK-LABEL: func.func @unfusable_producer
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK: scf.forall
+// CHECK:   tensor.extract_slice %[[SUM]]
+#in4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#sum4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @unfusable_producer(%x: tensor<1x64x8x8xi32>) -> tensor<1x64x1x1xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x64x1x1xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x64x1x1xi32>) -> tensor<1x64x1x1xi32>
+  %s = linalg.generic {indexing_maps = [#in4, #sum4], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%x : tensor<1x64x8x8xi32>) outs(%f : tensor<1x64x1x1xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %t = arith.addi %o, %a : i32
+    linalg.yield %t : i32
+  } -> tensor<1x64x1x1xi32>
+  %ef = tensor.empty() : tensor<1x64x1x1xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x64x1x1xi32>) outs(%ef : tensor<1x64x1x1xf32>) {
+  ^bb0(%a: i32, %o: f32):
+    %c = arith.sitofp %a : i32 to f32
+    linalg.yield %c : f32
+  } -> tensor<1x64x1x1xf32>
+  return %r : tensor<1x64x1x1xf32>
 }

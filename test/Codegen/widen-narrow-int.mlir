@@ -90,3 +90,21 @@ func.func @private_buffer(%in: memref<4xi8, #spirv.storage_class<StorageBuffer>>
   memref.store %w, %out[%i] : memref<4xi8, #spirv.storage_class<StorageBuffer>>
   return
 }
+
+// So does a workgroup buffer (memref.alloc in Workgroup storage: per-row
+// zero points a serial loop shares between threads); emulating bytes there
+// would pack neighbouring threads' bytes into one word.
+// CHECK-LABEL: func.func @workgroup_buffer
+// CHECK: %[[W:.*]] = memref.alloc() : memref<3xi32, #spirv.storage_class<Workgroup>>
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: memref.store %{{.*}}, %[[W]][%{{.*}}] : memref<3xi32, #spirv.storage_class<Workgroup>>
+// CHECK: memref.load %[[W]]
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: memref.dealloc %[[W]]
+func.func @workgroup_buffer(%v: i8, %i: index) -> i8 {
+  %buf = memref.alloc() : memref<3xi8, #spirv.storage_class<Workgroup>>
+  memref.store %v, %buf[%i] : memref<3xi8, #spirv.storage_class<Workgroup>>
+  %w = memref.load %buf[%i] : memref<3xi8, #spirv.storage_class<Workgroup>>
+  memref.dealloc %buf : memref<3xi8, #spirv.storage_class<Workgroup>>
+  return %w : i8
+}

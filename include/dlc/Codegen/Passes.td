@@ -283,7 +283,8 @@ def GPUSerialLoops : Pass<"dlc-gpu-serial-loops", "mlir::ModuleOp"> {
     reads (the carried state) move to workgroup memory of `memory-space`;
     after the loop a barrier and a copy, spread the same way, write the
     state to its argument. Kernels whose shared buffers exceed `budget`
-    bytes keep one thread.
+    bytes (integers counted as at least `min-int-bits` wide) keep one
+    thread.
   }];
   let options = [
     Option<"threads", "threads", "int64_t", "128",
@@ -293,6 +294,9 @@ def GPUSerialLoops : Pass<"dlc-gpu-serial-loops", "mlir::ModuleOp"> {
            "Memory space attribute of the workgroup buffers">,
     Option<"budget", "budget", "int64_t", "12288",
            "Workgroup memory the shared buffers may take, in bytes">,
+    Option<"minIntBits", "min-int-bits", "unsigned", "8",
+           "Bits a narrower integer takes in workgroup memory (32 where "
+           "SPIR-V has no 8-bit types there)">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect",
                            "mlir::memref::MemRefDialect",

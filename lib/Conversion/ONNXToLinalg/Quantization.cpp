@@ -879,21 +879,40 @@ LogicalResult convertDynamicQuantizeLinear(NodeRewriter &rw) {
   if (!type.getElementType().isF32())
     return rw.fail("x must be a float (f32) tensor, not " +
                    typeName(type.getElementType()));
-  OpBuilder &b = rw.b();
-  Location loc = rw.loc();
-  MLIRContext *ctx = rw.ctx();
+  auto u8 = IntegerType::get(rw.ctx(), 8, IntegerType::Unsigned);
+  auto [y, scale, zp] = buildDynamicQuantize(rw.b(), rw.loc(), rw.input(0));
+  return rw.replace({y, scale, zp}, {u8, rw.b().getF32Type(), u8});
+}
+
+} // namespace
+
+std::array<Value, 3> dlc::buildDynamicQuantize(OpBuilder &b, Location loc,
+                                               Value x, int64_t keptDims) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(x.getType());
   Type f32 = b.getF32Type(), i8 = b.getI8Type();
   auto u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
   int64_t rank = type.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  AffineMap toScalar = AffineMap::get(rank, 0, {}, ctx);
+  // The parameters have the shape of the kept leading dims.
+  ArrayRef<int64_t> paramShape = type.getShape().take_front(keptDims);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  for (int64_t d = 0; d < keptDims; ++d)
+    iterators[d] = utils::IteratorType::parallel;
+  SmallVector<AffineExpr> kept;
+  for (int64_t d = 0; d < keptDims; ++d)
+    kept.push_back(getAffineDimExpr(d, ctx));
+  AffineMap toParams = AffineMap::get(rank, 0, kept, ctx);
 
   // min and max in one pass.
   SmallVector<Value> range = buildGeneric(
-      b, loc, {{rw.input(0), id}},
-      {{createFilled(b, loc, {}, f32, highestValueAttr(f32, false)), toScalar},
-       {createFilled(b, loc, {}, f32, lowestValueAttr(f32, false)), toScalar}},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+      b, loc, {{x, id}},
+      {{createFilled(b, loc, paramShape, f32, highestValueAttr(f32, false)),
+        toParams},
+       {createFilled(b, loc, paramShape, f32, lowestValueAttr(f32, false)),
+        toParams}},
+      iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange outs) {
         return SmallVector<Value>{
             arith::MinimumFOp::create(nb, nloc, outs[0], a[0]),
@@ -902,12 +921,13 @@ LogicalResult convertDynamicQuantizeLinear(NodeRewriter &rw) {
 
   // scale = (max - min) / 255 over a range that includes 0 (1 when the range
   // is empty, as onnxruntime does); zp = round(clamp(-min / scale, 0, 255)).
-  AffineMap none = AffineMap::get(0, 0, {}, ctx);
+  AffineMap params1 = b.getMultiDimIdentityMap(keptDims);
   SmallVector<Value> params = buildGeneric(
-      b, loc, {{range[0], none}, {range[1], none}},
-      {{createEmpty(b, loc, {}, f32), none},
-       {createEmpty(b, loc, {}, i8), none}},
-      {}, [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
+      b, loc, {{range[0], params1}, {range[1], params1}},
+      {{createEmpty(b, loc, paramShape, f32), params1},
+       {createEmpty(b, loc, paramShape, i8), params1}},
+      SmallVector<utils::IteratorType>(keptDims, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
         Value zero = scalarConstant(nb, nloc, f32, 0);
         Value lo = arith::MinimumFOp::create(nb, nloc, a[0], zero);
         Value hi = arith::MaximumFOp::create(nb, nloc, a[1], zero);
@@ -929,7 +949,7 @@ LogicalResult convertDynamicQuantizeLinear(NodeRewriter &rw) {
       });
 
   Value y = buildGeneric(
-      b, loc, {{rw.input(0), id}, {params[0], toScalar}, {params[1], toScalar}},
+      b, loc, {{x, id}, {params[0], toParams}, {params[1], toParams}},
       {{createEmpty(b, loc, type.getShape(), i8), id}},
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
@@ -938,8 +958,10 @@ LogicalResult convertDynamicQuantizeLinear(NodeRewriter &rw) {
         Value zp = arith::UIToFPOp::create(nb, nloc, f32, a[2]);
         return SmallVector<Value>{saturate(nb, nloc, q, zp, u8)};
       })[0];
-  return rw.replace({y, params[0], params[1]}, {u8, f32, u8});
+  return {y, params[0], params[1]};
 }
+
+namespace {
 
 //===--- ONNX Runtime's QOperator operators (com.microsoft)
 //----------------===//
@@ -1206,25 +1228,29 @@ LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
   SmallVector<bool> reduced(rank, true);
   reduced[0] = false;
   reduced[channelsLast ? rank - 1 : 1] = false;
+  // The sums are [N, C] (a tiled kernel wants the output read through a
+  // projection); the result is expanded back to rank `rank` at the end.
   int64_t count = 1;
-  SmallVector<int64_t> outShape;
+  SmallVector<int64_t> outShape, sumShape;
   SmallVector<AffineExpr> outExprs;
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
   MLIRContext *ctx = rw.ctx();
   for (int64_t d = 0; d < rank; ++d) {
     outShape.push_back(reduced[d] ? 1 : type.getDimSize(d));
-    outExprs.push_back(reduced[d] ? getAffineConstantExpr(0, ctx)
-                                  : getAffineDimExpr(d, ctx));
-    if (reduced[d])
+    if (reduced[d]) {
       count *= type.getDimSize(d);
+      continue;
+    }
+    sumShape.push_back(type.getDimSize(d));
+    outExprs.push_back(getAffineDimExpr(d, ctx));
   }
   if (count == 0 || count >= (int64_t(1) << 24))
     return rw.fail("the pooled area (" + Twine(count) +
                    " elements) must be 1 to 2^24 - 1");
   float multiplier = x->scale / (y->scale * static_cast<float>(count));
   Type i32 = b.getI32Type();
-  Value zeros = createFilled(b, loc, outShape, i32, b.getI32IntegerAttr(0));
+  Value zeros = createFilled(b, loc, sumShape, i32, b.getI32IntegerAttr(0));
   SmallVector<utils::IteratorType> iterators;
   for (bool r : reduced)
     iterators.push_back(r ? utils::IteratorType::reduction
@@ -1239,11 +1265,11 @@ LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
       })[0];
   int32_t correction = -x->zeroPoint * static_cast<int32_t>(count);
   IntegerType qType = *t;
-  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap id = b.getMultiDimIdentityMap(2);
   Value result = buildGeneric(
       b, loc, {{sums, id}},
-      {{createEmpty(b, loc, outShape, b.getI8Type()), id}},
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      {{createEmpty(b, loc, sumShape, b.getI8Type()), id}},
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
         Type f32 = nb.getF32Type();
         Value sum = arith::AddIOp::create(
@@ -1258,6 +1284,13 @@ LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
             scalarConstant(nb, nloc, f32, static_cast<float>(y->zeroPoint)),
             qType)};
       })[0];
+  // [N, C] -> [N, C, 1, ...] or [N, 1, ..., C].
+  SmallVector<ReassociationIndices> groups(2);
+  for (int64_t d = 0; d < rank; ++d)
+    groups[channelsLast ? (d == rank - 1 ? 1 : 0) : (d == 0 ? 0 : 1)].push_back(
+        d);
+  result = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(outShape, b.getI8Type()), result, groups);
   return rw.replace(result, {qType});
 }
 

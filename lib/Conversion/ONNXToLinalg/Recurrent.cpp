@@ -16,6 +16,14 @@
 // reverse direction starts from its last valid step, as ONNX Runtime does.
 // f16 inputs compute in f32, f64 in f64.
 //
+// com.microsoft.DynamicQuantizeLSTM (what ONNX Runtime's quantize_dynamic
+// writes for an LSTM) is the same layer with 8-bit W and R stored as
+// [D, I, 4H] and [D, H, 4H]. Its products follow ONNX Runtime's: the whole
+// input sequence, and the hidden state at each step, are quantized
+// dynamically to uint8 (as DynamicQuantizeLinear does), multiplied in
+// int32 with the weights minus their zero point, and scaled by the input's
+// scale times the weight's (per tensor or per column).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
@@ -249,6 +257,69 @@ Value gate(OpBuilder &b, Location loc, Value v, int64_t g, int64_t hidden) {
   return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
 }
 
+/// An 8-bit weight of DynamicQuantizeLSTM for one direction.
+struct QuantizedWeight {
+  Value w;         ///< [K, N], signless i8
+  bool isUnsigned; ///< uint8 rather than int8
+  Value scale;     ///< [N] f32
+  int32_t zeroPoint = 0;
+};
+
+/// out[m, n] = a[m, k] * w[k, n] as ONNX Runtime's quantized LSTM computes
+/// it: `a` (f32) quantized dynamically, as a whole or (`perRow`) each row
+/// with its own range, the int32 sum of (qa - za) * (w - zw), times
+/// scale(a) * scale(w)[n].
+Value quantizedProduct(OpBuilder &b, Location loc, Value a,
+                       const QuantizedWeight &q, bool perRow) {
+  MLIRContext *ctx = b.getContext();
+  auto [qa, sa, za] = buildDynamicQuantize(b, loc, a, perRow ? 1 : 0);
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto wType = cast<RankedTensorType>(q.w.getType());
+  int64_t m = aType.getDimSize(0), n = wType.getDimSize(1);
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  AffineExpr dm = getAffineDimExpr(0, ctx), dn = getAffineDimExpr(1, ctx),
+             dk = getAffineDimExpr(2, ctx);
+  auto map3 = [&](ArrayRef<AffineExpr> e) {
+    return AffineMap::get(3, 0, e, ctx);
+  };
+  Value acc = buildGeneric(
+      b, loc,
+      {{qa, map3({dm, dk})},
+       {q.w, map3({dk, dn})},
+       {za, perRow ? map3({dm}) : map3({})}},
+      {{createFilled(b, loc, {m, n}, i32, b.getI32IntegerAttr(0)),
+        map3({dm, dn})}},
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange in, ValueRange out) {
+        Value x = arith::SubIOp::create(
+            nb, l, arith::ExtUIOp::create(nb, l, i32, in[0]),
+            arith::ExtUIOp::create(nb, l, i32, in[2]));
+        Value w = q.isUnsigned
+                      ? Value(arith::ExtUIOp::create(nb, l, i32, in[1]))
+                      : Value(arith::ExtSIOp::create(nb, l, i32, in[1]));
+        if (q.zeroPoint != 0)
+          w = arith::SubIOp::create(
+              nb, l, w, arith::ConstantIntOp::create(nb, l, i32, q.zeroPoint));
+        return SmallVector<Value>{arith::AddIOp::create(
+            nb, l, out[0], arith::MulIOp::create(nb, l, x, w))};
+      })[0];
+  AffineMap id2 = b.getMultiDimIdentityMap(2);
+  return buildGeneric(
+      b, loc,
+      {{acc, id2},
+       {sa, perRow ? AffineMap::get(2, 0, {dm}, ctx)
+                   : AffineMap::get(2, 0, {}, ctx)},
+       {q.scale, AffineMap::get(2, 0, {dn}, ctx)}},
+      {{createEmpty(b, loc, {m, n}, f32), id2}},
+      {utils::IteratorType::parallel, utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange in, ValueRange) {
+        Value multiplier = arith::MulFOp::create(nb, l, in[1], in[2]);
+        return SmallVector<Value>{arith::MulFOp::create(
+            nb, l, arith::SIToFPOp::create(nb, l, f32, in[0]), multiplier)};
+      })[0];
+}
+
 /// Everything one direction needs, in the compute type.
 struct Direction {
   bool reverse = false;
@@ -257,6 +328,9 @@ struct Direction {
   Value recurrentBias; ///< GRU with linear_before_reset: Rb of gate h, [H]
   Value peephole;      ///< LSTM: [3*H] or null
   Value h0, c0;        ///< [batch, H]
+  /// DynamicQuantizeLSTM: W and R as 8-bit [I, G*H] and [H, G*H] (w and r
+  /// are then unset).
+  std::optional<QuantizedWeight> wq, rq;
   ArrayRef<Activation> activations;
 };
 
@@ -447,7 +521,11 @@ SmallVector<Value> runDirection(OpBuilder &b, Location loc, const Layer &layer,
         } else {
           // LSTM, gates i, o, f, c (each the step's inputs plus H * R^T);
           // peepholes i, o, f.
-          Value hr = contractTransposed(nb, l, h, dir.r);
+          // Each batch entry's state is quantized with its own range (as
+          // ONNX Runtime does when it has a thread per entry; with fewer
+          // threads it shares ranges between entries).
+          Value hr = dir.rq ? quantizedProduct(nb, l, h, *dir.rq, true)
+                            : contractTransposed(nb, l, h, dir.r);
           SmallVector<GenericOperand> ins;
           for (int64_t gi = 0; gi < 4; ++gi) {
             ins.push_back({gate(nb, l, rows, gi, hidden), id2});
@@ -548,7 +626,72 @@ SmallVector<Value> runDirection(OpBuilder &b, Location loc, const Layer &layer,
   return results;
 }
 
-template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
+/// DynamicQuantizeLSTM's 8-bit weight `wIdx` with its scale and zero point
+/// (per direction, or per direction and column), one QuantizedWeight per
+/// direction. ONNX Runtime applies one zero point per direction, so
+/// per-column zero points must agree.
+LogicalResult readQuantizedWeights(NodeRewriter &rw, unsigned wIdx,
+                                   unsigned scaleIdx, unsigned zpIdx,
+                                   StringRef name, int64_t dirs, int64_t cols,
+                                   SmallVector<QuantizedWeight> &out) {
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  if (!rw.inputType(wIdx).getElementType().isInteger(8))
+    return rw.fail(name + " must be int8 or uint8, not " +
+                   typeName(rw.onnxElementType(wIdx)));
+  std::string scaleName = (name + "_scale").str();
+  if (failed(rw.requireInput(scaleIdx, scaleName)))
+    return failure();
+  RankedTensorType scaleType = rw.inputType(scaleIdx);
+  bool perColumn = scaleType.getShape() == ArrayRef<int64_t>{dirs, cols};
+  if (!scaleType.getElementType().isF32() ||
+      (!perColumn && scaleType.getShape() != ArrayRef<int64_t>{dirs}))
+    return rw.fail(scaleName + " must be f32 of shape [" + Twine(dirs) +
+                   "] or [" + Twine(dirs) + ", " + Twine(cols) + "]; it is " +
+                   str(scaleType.getShape()));
+  SmallVector<int64_t> zeroPoints(dirs, 0);
+  if (rw.hasInput(zpIdx)) {
+    std::string zpName = (name + "_zero_point").str();
+    DenseElementsAttr zp = getParameterConstant(rw.input(zpIdx));
+    if (!zp)
+      return rw.unsupported(zpName + " must be a compile-time constant");
+    if (rw.onnxElementType(zpIdx) != rw.onnxElementType(wIdx) ||
+        zp.getType().getShape() != scaleType.getShape())
+      return rw.fail(zpName + " must have " + name + "'s type and " +
+                     scaleName + "'s shape");
+    SmallVector<APInt> values(zp.getValues<APInt>());
+    int64_t per = perColumn ? cols : 1;
+    for (int64_t d = 0; d < dirs; ++d) {
+      for (int64_t c = 0; c < per; ++c) {
+        const APInt &v = values[d * per + c];
+        int64_t z = rw.isUnsigned(wIdx) ? v.getZExtValue() : v.getSExtValue();
+        if (c == 0)
+          zeroPoints[d] = z;
+        else if (z != zeroPoints[d])
+          return rw.unsupported(zpName +
+                                " differing between columns (ONNX Runtime "
+                                "applies one zero point per direction)");
+      }
+    }
+  }
+  for (int64_t d = 0; d < dirs; ++d) {
+    QuantizedWeight q;
+    q.w = pick(b, loc, rw.input(wIdx), d);
+    q.isUnsigned = rw.isUnsigned(wIdx);
+    q.zeroPoint = static_cast<int32_t>(zeroPoints[d]);
+    q.scale = pick(b, loc, rw.input(scaleIdx), d);
+    if (!perColumn)
+      q.scale = buildBroadcastGeneric(
+          b, loc, ValueRange{q.scale}, {cols}, b.getF32Type(),
+          [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; });
+    out.push_back(q);
+  }
+  return success();
+}
+
+/// The recurrent layers; `quantized`: com.microsoft.DynamicQuantizeLSTM.
+template <Cell cell, bool quantized = false>
+LogicalResult convertRecurrent(NodeRewriter &rw) {
   for (auto [i, name] :
        llvm::enumerate(std::array<StringRef, 3>{"X", "W", "R"}))
     if (failed(rw.requireInput(i, name)))
@@ -557,6 +700,8 @@ template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
   if (!isa<FloatType>(t))
     return rw.unsupported("X has element type " + typeName(t) +
                           "; recurrent layers are implemented for floats");
+  if (quantized && !t.isF32())
+    return rw.fail("X must be a float (f32) tensor, not " + typeName(t));
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
   Type ct = t.isF64() ? t : b.getF32Type();
@@ -582,7 +727,8 @@ template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
   ArrayRef<int64_t> rShape = rw.inputType(2).getShape();
   if (rShape.size() != 3)
     return rw.fail("R must have rank 3; it is " + str(rShape));
-  int64_t hidden = rShape[2];
+  // DynamicQuantizeLSTM stores W and R transposed: [D, I, G*H], [D, H, G*H].
+  int64_t hidden = rShape[quantized ? 1 : 2];
   if (auto h = rw.getOptionalInt("hidden_size"); h && *h != hidden)
     return rw.fail("hidden_size is " + Twine(*h) + " but R is " + str(rShape));
   if (hidden <= 0)
@@ -594,8 +740,13 @@ template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
     return rw.fail(name + " must have shape " + str(shape) + "; it is " +
                    str(rw.inputType(i).getShape()));
   };
-  if (failed(expect(1, "W", {dirs, g * hidden, input})) ||
-      failed(expect(2, "R", {dirs, g * hidden, hidden})) ||
+  SmallVector<int64_t> wShape = {dirs, g * hidden, input};
+  SmallVector<int64_t> rShapeWanted = {dirs, g * hidden, hidden};
+  if (quantized) {
+    wShape = {dirs, input, g * hidden};
+    rShapeWanted = {dirs, hidden, g * hidden};
+  }
+  if (failed(expect(1, "W", wShape)) || failed(expect(2, "R", rShapeWanted)) ||
       (rw.hasInput(3) && failed(expect(3, "B", {dirs, 2 * g * hidden}))))
     return failure();
   SmallVector<int64_t> stateShape =
@@ -659,7 +810,16 @@ template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
   if (layout == 1)
     x = transposeTo(b, loc, x, {1, 0, 2});
   Value x2 = reshapeTo(b, loc, x, {steps * batch, input});
-  Value w = ctInput(1), r = ctInput(2);
+  Value w, r;
+  SmallVector<QuantizedWeight> wq, rq;
+  if (quantized) {
+    if (failed(readQuantizedWeights(rw, 1, 8, 9, "W", dirs, g * hidden, wq)) ||
+        failed(readQuantizedWeights(rw, 2, 10, 11, "R", dirs, g * hidden, rq)))
+      return failure();
+  } else {
+    w = ctInput(1);
+    r = ctInput(2);
+  }
   Value bias = rw.hasInput(3) ? ctInput(3) : Value();
   auto state = [&](unsigned i) -> Value {
     // A splat constant, which kernels take in as a value (a fill would be
@@ -681,8 +841,13 @@ template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
   for (int64_t d = 0; d < dirs; ++d) {
     Direction dir;
     dir.reverse = direction == "reverse" || d == 1;
-    dir.w = pick(b, loc, w, d);
-    dir.r = pick(b, loc, r, d);
+    if (quantized) {
+      dir.wq = wq[d];
+      dir.rq = rq[d];
+    } else {
+      dir.w = pick(b, loc, w, d);
+      dir.r = pick(b, loc, r, d);
+    }
     dir.h0 = pick(b, loc, h0, d);
     if (c0)
       dir.c0 = pick(b, loc, c0, d);
@@ -720,7 +885,8 @@ template <Cell cell> LogicalResult convertRecurrent(NodeRewriter &rw) {
     }
     // From zeros, then the bias as an epilogue (a contraction accumulating
     // into another kernel's result would update a kernel input in place).
-    Value xp = contractTransposed(b, loc, x2, dir.w);
+    Value xp = dir.wq ? quantizedProduct(b, loc, x2, *dir.wq, false)
+                      : contractTransposed(b, loc, x2, dir.w);
     xp = buildBroadcastGeneric(
         b, loc, ValueRange{xp, inputBias}, {steps * batch, g * hidden}, ct,
         [](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -767,4 +933,6 @@ void dlc::populateRecurrentHandlers(HandlerRegistry &r) {
   r.add("RNN", {1, 7, 14, 22}, convertRecurrent<Cell::RNN>);
   r.add("GRU", {1, 3, 7, 14, 22}, convertRecurrent<Cell::GRU>);
   r.add("LSTM", {1, 7, 14, 22}, convertRecurrent<Cell::LSTM>);
+  r.add("DynamicQuantizeLSTM", {1}, convertRecurrent<Cell::LSTM, true>,
+        "com.microsoft");
 }

@@ -156,6 +156,27 @@ DenseElementsAttr dlc::getDenseConstant(Value v) {
   return {};
 }
 
+DenseElementsAttr dlc::getParameterConstant(Value v) {
+  if (DenseElementsAttr attr = getDenseConstant(v))
+    return attr;
+  constexpr int64_t kMaxBytes = 1 << 20;
+  ElementsAttr elements;
+  if (!v || !matchPattern(v, m_Constant(&elements)))
+    return {};
+  auto resource = dyn_cast<DenseResourceElementsAttr>(elements);
+  if (!resource || resource.getElementType().isInteger(1))
+    return {};
+  ArrayRef<char> data = resource.getData();
+  if (data.empty() || static_cast<int64_t>(data.size()) > kMaxBytes)
+    return {};
+  auto type = cast<ShapedType>(resource.getType());
+  int64_t bits = type.getElementTypeBitWidth();
+  if (bits % 8 != 0 ||
+      static_cast<int64_t>(data.size()) != type.getNumElements() * (bits / 8))
+    return {};
+  return DenseElementsAttr::getFromRawBuffer(type, data);
+}
+
 Value dlc::createConstant(OpBuilder &b, Location loc, DenseElementsAttr value) {
   return arith::ConstantOp::create(b, loc, value);
 }

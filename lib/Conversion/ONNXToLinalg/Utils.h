@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
+
 namespace dlc {
 
 /// Builds the scalar body of an elementwise op from scalar arguments.
@@ -89,6 +91,12 @@ mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 /// The constant elements behind `v`, if `v` is an inline dense constant.
 mlir::DenseElementsAttr getDenseConstant(mlir::Value v);
 
+/// getDenseConstant, or else a constant the importer kept as a resource
+/// (initializers above its inline size: per-channel scales and zero
+/// points) of at most 1 MiB, copied into a dense attribute. For
+/// parameters a handler reads at compile time; weights stay resources.
+mlir::DenseElementsAttr getParameterConstant(mlir::Value v);
+
 /// Materializes a dense constant.
 mlir::Value createConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::DenseElementsAttr value);
@@ -166,6 +174,16 @@ private:
   mlir::Location fileLoc;
   unsigned count = 0;
 };
+
+/// DynamicQuantizeLinear of an f32 tensor the way ONNX Runtime computes
+/// it (asymmetric uint8 over a range that includes 0): the data (signless
+/// i8 holding uint8), its scale (f32) and zero point (i8 holding uint8).
+/// One scale and zero point for the whole tensor, or with `keptDims` > 0
+/// one per index of its leading `keptDims` dims (shaped like them).
+std::array<mlir::Value, 3> buildDynamicQuantize(mlir::OpBuilder &b,
+                                                mlir::Location loc,
+                                                mlir::Value x,
+                                                int64_t keptDims = 0);
 
 } // namespace dlc
 
