@@ -1,9 +1,10 @@
 //===- ArtifactWriterTest.cpp - host plan placement in the artifact -------===//
 
 #include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 #include "dlc/Target/Artifact.h"
 
-#include "../runtime/include/dlc/artifact_format.h"
+#include "dlc/artifact_format.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 
 using namespace dlc;
@@ -250,3 +252,38 @@ func.func @main(%x: tensor<3xi8> {dlc.element_type = i4, dlc.packed_shape = arra
   EXPECT_EQ(out.dims[0], 5);
   EXPECT_EQ(out.size, 3u);
 }
+
+namespace {
+
+// The format's one table of element types numbers them as ONNX's
+// TensorProto.DataType does (the ONNX dialect's table is the other side).
+TEST(ArtifactFormat, DtypesAreNumberedAsOnnxNumbersThem) {
+  struct Entry {
+    uint32_t number;
+    const char *longName;
+    uint32_t bits;
+  };
+  const Entry entries[] = {
+#define DLC_TEST_ENTRY(name, number, shortName, longName, bits, kind)          \
+  {number, longName, bits},
+      DLCX_DTYPES(DLC_TEST_ENTRY)
+#undef DLC_TEST_ENTRY
+  };
+  for (const Entry &e : entries) {
+    std::string onnxName = onnx::getDataTypeName(e.number);
+    std::string expected = e.longName;
+    if (expected == "float32")
+      expected = "float";
+    else if (expected == "float64")
+      expected = "double";
+    for (char &c : expected)
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(onnxName, expected) << "dtype " << e.number;
+    EXPECT_EQ(dlcx_dtype_bits(e.number), e.bits);
+    EXPECT_STREQ(dlcx_dtype_long_name(e.number), e.longName);
+  }
+  EXPECT_EQ(dlcx_dtype_bits(8), 0u); // ONNX's STRING: not in artifacts
+  EXPECT_EQ(dlcx_dtype_name(8), nullptr);
+}
+
+} // namespace

@@ -25,40 +25,10 @@ static int fail(const char *what, dlc_status_t status, const char *message) {
   return 0;
 }
 
-static const char *dtype_name(dlcx_dtype_t dtype) {
-  switch (dtype) {
-  case DLCX_DTYPE_F32:
-    return "f32";
-  case DLCX_DTYPE_U8:
-    return "u8";
-  case DLCX_DTYPE_I8:
-    return "i8";
-  case DLCX_DTYPE_U16:
-    return "u16";
-  case DLCX_DTYPE_I16:
-    return "i16";
-  case DLCX_DTYPE_I32:
-    return "i32";
-  case DLCX_DTYPE_I64:
-    return "i64";
-  case DLCX_DTYPE_BOOL:
-    return "bool";
-  case DLCX_DTYPE_F16:
-    return "f16";
-  case DLCX_DTYPE_F64:
-    return "f64";
-  case DLCX_DTYPE_U32:
-    return "u32";
-  case DLCX_DTYPE_U64:
-    return "u64";
-  case DLCX_DTYPE_BF16:
-    return "bf16";
-  case DLCX_DTYPE_U4:
-    return "u4";
-  case DLCX_DTYPE_I4:
-    return "i4";
-  }
-  return "?";
+/* The name of an element type, from the artifact format's table. */
+static const char *dtype_name(uint32_t dtype) {
+  const char *name = dlcx_dtype_name(dtype);
+  return name ? name : "?";
 }
 
 static void print_info(const char *kind, uint32_t index,

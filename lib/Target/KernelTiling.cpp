@@ -4,7 +4,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
-#include "../../runtime/include/dlc/artifact_format.h"
+#include "dlc/artifact_format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -48,65 +48,12 @@ dlc_status_t dlc_message_set(dlc_message_t *message, dlc_status_t status,
 }
 
 uint32_t dlc_dtype_half_bytes(uint32_t dtype) {
-  switch (dtype) {
-  case DLCX_DTYPE_U4:
-  case DLCX_DTYPE_I4:
-    return 1;
-  case DLCX_DTYPE_U8:
-  case DLCX_DTYPE_I8:
-  case DLCX_DTYPE_BOOL:
-    return 2;
-  case DLCX_DTYPE_U16:
-  case DLCX_DTYPE_I16:
-  case DLCX_DTYPE_F16:
-  case DLCX_DTYPE_BF16:
-    return 4;
-  case DLCX_DTYPE_F32:
-  case DLCX_DTYPE_I32:
-  case DLCX_DTYPE_U32:
-    return 8;
-  case DLCX_DTYPE_I64:
-  case DLCX_DTYPE_F64:
-  case DLCX_DTYPE_U64:
-    return 16;
-  }
-  return 0;
+  return dlcx_dtype_bits(dtype) / 4;
 }
 
 const char *dlc_dtype_name(uint32_t dtype) {
-  switch (dtype) {
-  case DLCX_DTYPE_F32:
-    return "f32";
-  case DLCX_DTYPE_U8:
-    return "u8";
-  case DLCX_DTYPE_I8:
-    return "i8";
-  case DLCX_DTYPE_U16:
-    return "u16";
-  case DLCX_DTYPE_I16:
-    return "i16";
-  case DLCX_DTYPE_I32:
-    return "i32";
-  case DLCX_DTYPE_I64:
-    return "i64";
-  case DLCX_DTYPE_BOOL:
-    return "bool";
-  case DLCX_DTYPE_F16:
-    return "f16";
-  case DLCX_DTYPE_F64:
-    return "f64";
-  case DLCX_DTYPE_U32:
-    return "u32";
-  case DLCX_DTYPE_U64:
-    return "u64";
-  case DLCX_DTYPE_BF16:
-    return "bf16";
-  case DLCX_DTYPE_U4:
-    return "u4";
-  case DLCX_DTYPE_I4:
-    return "i4";
-  }
-  return "unknown";
+  const char *name = dlcx_dtype_name(dtype);
+  return name ? name : "unknown";
 }
 
 const char *dlc_target_name(uint32_t target) {

@@ -3,9 +3,8 @@
 #include "dlc/Target/Artifact.h"
 
 #include "dlc/Dialect/DLC/IR/DLC.h"
-#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 
-#include "../../../runtime/include/dlc/artifact_format.h"
+#include "dlc/artifact_format.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -236,6 +235,33 @@ LogicalResult Writer::analyze() {
 
 /// An int4/uint4 model input or output is held packed, two elements per
 /// byte (ONNXToLinalg): its buffer is bytes, its descriptor the ONNX dims.
+/// The artifact's element type for `t` (signedness from ONNX's unsigned
+/// types), looked up in the format's table by kind and width; 0 when the
+/// table has none.
+static uint32_t dlcxDtype(Type t) {
+  if (t.isBF16())
+    return DLCX_DTYPE_BF16;
+  char kind = 0;
+  if (isa<FloatType>(t))
+    kind = 'f';
+  else if (t.isInteger(1))
+    return DLCX_DTYPE_BOOL;
+  else if (auto i = dyn_cast<IntegerType>(t))
+    kind = i.isUnsigned() ? 'u' : 'i';
+  else
+    return 0;
+  static const uint32_t dtypes[] = {
+#define DLC_DTYPE_NUMBER(name, number, shortName, longName, bits, kind) number,
+      DLCX_DTYPES(DLC_DTYPE_NUMBER)
+#undef DLC_DTYPE_NUMBER
+  };
+  for (uint32_t d : dtypes)
+    if (d != DLCX_DTYPE_BF16 && dlcx_dtype_kind(d) == kind &&
+        dlcx_dtype_bits(d) == t.getIntOrFloatBitWidth())
+      return d;
+  return 0;
+}
+
 static LogicalResult setPackedShape(Location loc, dlcx_tensor_t &t,
                                     DenseI64ArrayAttr shape) {
   if (!shape)
@@ -272,7 +298,7 @@ FailureOr<uint32_t> Writer::tensorFor(Value v) {
                                                     "dlc.element_type"))
       elem = orig.getValue();
   }
-  t.dtype = static_cast<uint32_t>(onnx::getDataType(elem));
+  t.dtype = dlcxDtype(elem);
   if (t.dtype == 0)
     return emitError(v.getLoc(), "unsupported element type in the artifact");
   t.rank = type.getRank();
@@ -330,7 +356,7 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     if (failed(t))
       return failure();
     if (auto orig = main.getResultAttrOfType<TypeAttr>(i, "dlc.element_type"))
-      tensors[*t].dtype = onnx::getDataType(orig.getValue());
+      tensors[*t].dtype = dlcxDtype(orig.getValue());
     if (auto name = main.getResultAttrOfType<StringAttr>(i, "dlc.name"))
       tensors[*t].name = strings.add(name.getValue());
     if (failed(setPackedShape(v.getLoc(), tensors[*t],

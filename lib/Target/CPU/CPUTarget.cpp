@@ -11,7 +11,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
-#include "../../../runtime/include/dlc/artifact_format.h"
+#include "dlc/artifact_format.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"

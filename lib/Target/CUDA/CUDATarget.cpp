@@ -12,7 +12,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
-#include "../../../runtime/include/dlc/artifact_format.h"
+#include "dlc/artifact_format.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -13,7 +13,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
-#include "../../../runtime/include/dlc/artifact_format.h"
+#include "dlc/artifact_format.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

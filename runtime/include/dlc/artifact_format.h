@@ -64,24 +64,84 @@ typedef enum dlcx_feature_e {
   DLCX_FEATURE_CUDA_CUBIN = 1u << 16,
 } dlcx_feature_t;
 
-/* Element types, numbered as ONNX TensorProto.DataType numbers them. */
+/* Element types: the one table of them, for the compiler, the runtime and
+ * its tools. Numbered as ONNX TensorProto.DataType numbers them.
+ * X(NAME, number, short name, long (NumPy) name, bits, kind), kind 'f'
+ * (float), 'i' (signed), 'u' (unsigned) or 'b' (bool, one byte). 4-bit
+ * types are packed two per byte in model inputs and outputs and take a byte
+ * each between kernels. */
+#define DLCX_DTYPES(X)                                                         \
+  X(F32, 1, "f32", "float32", 32, 'f')                                         \
+  X(U8, 2, "u8", "uint8", 8, 'u')                                              \
+  X(I8, 3, "i8", "int8", 8, 'i')                                               \
+  X(U16, 4, "u16", "uint16", 16, 'u')                                          \
+  X(I16, 5, "i16", "int16", 16, 'i')                                           \
+  X(I32, 6, "i32", "int32", 32, 'i')                                           \
+  X(I64, 7, "i64", "int64", 64, 'i')                                           \
+  X(BOOL, 9, "bool", "bool", 8, 'b')                                           \
+  X(F16, 10, "f16", "float16", 16, 'f')                                        \
+  X(F64, 11, "f64", "float64", 64, 'f')                                        \
+  X(U32, 12, "u32", "uint32", 32, 'u')                                         \
+  X(U64, 13, "u64", "uint64", 64, 'u')                                         \
+  X(BF16, 16, "bf16", "bfloat16", 16, 'f')                                     \
+  X(U4, 21, "u4", "uint4", 4, 'u')                                             \
+  X(I4, 22, "i4", "int4", 4, 'i')
+
 typedef enum dlcx_dtype_e {
-  DLCX_DTYPE_F32 = 1,
-  DLCX_DTYPE_U8 = 2,
-  DLCX_DTYPE_I8 = 3,
-  DLCX_DTYPE_U16 = 4,
-  DLCX_DTYPE_I16 = 5,
-  DLCX_DTYPE_I32 = 6,
-  DLCX_DTYPE_I64 = 7,
-  DLCX_DTYPE_BOOL = 9,
-  DLCX_DTYPE_F16 = 10,
-  DLCX_DTYPE_F64 = 11,
-  DLCX_DTYPE_U32 = 12,
-  DLCX_DTYPE_U64 = 13,
-  DLCX_DTYPE_BF16 = 16,
-  DLCX_DTYPE_U4 = 21,
-  DLCX_DTYPE_I4 = 22,
+#define DLCX_DTYPE_ENUMERATOR(name, number, short_name, long_name, bits, kind) \
+  DLCX_DTYPE_##name = number,
+  DLCX_DTYPES(DLCX_DTYPE_ENUMERATOR)
+#undef DLCX_DTYPE_ENUMERATOR
 } dlcx_dtype_t;
+
+/* Bits of one element of `dtype`; 0 for a number the table lacks. */
+static inline uint32_t dlcx_dtype_bits(uint32_t dtype) {
+  switch (dtype) {
+#define DLCX_DTYPE_BITS(name, number, short_name, long_name, bits, kind)       \
+  case number:                                                                 \
+    return bits;
+    DLCX_DTYPES(DLCX_DTYPE_BITS)
+#undef DLCX_DTYPE_BITS
+  }
+  return 0;
+}
+
+/* The short name ("f32") of `dtype`, or NULL. */
+static inline const char *dlcx_dtype_name(uint32_t dtype) {
+  switch (dtype) {
+#define DLCX_DTYPE_NAME(name, number, short_name, long_name, bits, kind)       \
+  case number:                                                                 \
+    return short_name;
+    DLCX_DTYPES(DLCX_DTYPE_NAME)
+#undef DLCX_DTYPE_NAME
+  }
+  return NULL;
+}
+
+/* The long name ("float32", as NumPy and ONNX spell it) of `dtype`, or
+ * NULL. */
+static inline const char *dlcx_dtype_long_name(uint32_t dtype) {
+  switch (dtype) {
+#define DLCX_DTYPE_LONG_NAME(name, number, short_name, long_name, bits, kind)  \
+  case number:                                                                 \
+    return long_name;
+    DLCX_DTYPES(DLCX_DTYPE_LONG_NAME)
+#undef DLCX_DTYPE_LONG_NAME
+  }
+  return NULL;
+}
+
+/* The kind ('f', 'i', 'u', 'b') of `dtype`, or 0. */
+static inline char dlcx_dtype_kind(uint32_t dtype) {
+  switch (dtype) {
+#define DLCX_DTYPE_KIND(name, number, short_name, long_name, bits, kind)       \
+  case number:                                                                 \
+    return kind;
+    DLCX_DTYPES(DLCX_DTYPE_KIND)
+#undef DLCX_DTYPE_KIND
+  }
+  return 0;
+}
 
 typedef enum dlcx_section_kind_e {
   DLCX_SECTION_STRINGS = 1,   /* NUL-terminated strings; refs are offsets */

@@ -12,54 +12,39 @@
 
 /*===--- dtypes ----------------------------------------------------------===*/
 
-typedef struct dlc_dtype_info_t {
-  uint32_t dtype;
-  const char *name;
-  const char *npy;    /* descr written to .npy files */
-  unsigned npy_bytes; /* bytes per element there */
-} dlc_dtype_info_t;
+/* Bytes per element in a .npy file and in host tensors: 4-bit types are
+ * unpacked there, one element per byte, as ml_dtypes holds them; 0 for an
+ * unknown dtype. */
+static unsigned dlc_npy_bytes(uint32_t dtype) {
+  uint32_t bits = dlcx_dtype_bits(dtype);
+  return bits == 4 ? 1u : bits / 8;
+}
 
-static const dlc_dtype_info_t dlc_dtypes[] = {
-    {DLCX_DTYPE_F32, "float32", "<f4", 4},
-    {DLCX_DTYPE_U8, "uint8", "|u1", 1},
-    {DLCX_DTYPE_I8, "int8", "|i1", 1},
-    {DLCX_DTYPE_U16, "uint16", "<u2", 2},
-    {DLCX_DTYPE_I16, "int16", "<i2", 2},
-    {DLCX_DTYPE_I32, "int32", "<i4", 4},
-    {DLCX_DTYPE_I64, "int64", "<i8", 8},
-    {DLCX_DTYPE_BOOL, "bool", "|b1", 1},
-    {DLCX_DTYPE_F16, "float16", "<f2", 2},
-    {DLCX_DTYPE_F64, "float64", "<f8", 8},
-    {DLCX_DTYPE_U32, "uint32", "<u4", 4},
-    {DLCX_DTYPE_U64, "uint64", "<u8", 8},
-    /* No NumPy type: raw bits, viewable with ml_dtypes. */
-    {DLCX_DTYPE_BF16, "bfloat16", "<u2", 2},
-    /* Unpacked, one element per byte, as ml_dtypes holds them. */
-    {DLCX_DTYPE_U4, "uint4", "|u1", 1},
-    {DLCX_DTYPE_I4, "int4", "|i1", 1},
-};
-
-static const dlc_dtype_info_t *dlc_dtype_info(uint32_t dtype) {
-  size_t i;
-  for (i = 0; i < sizeof(dlc_dtypes) / sizeof(dlc_dtypes[0]); ++i)
-    if (dlc_dtypes[i].dtype == dtype)
-      return &dlc_dtypes[i];
-  return NULL;
+/* The .npy descr of `dtype` (into `out`, 4 bytes): '<' or '|' (one byte),
+ * then NumPy's kind and size. bf16 has no NumPy type: its raw bits, '<u2'
+ * (viewable with ml_dtypes). */
+static const char *dlc_npy_descr(uint32_t dtype, char out[4]) {
+  unsigned bytes = dlc_npy_bytes(dtype);
+  char kind = dlcx_dtype_kind(dtype);
+  if (dtype == DLCX_DTYPE_BF16)
+    kind = 'u';
+  out[0] = bytes == 1 ? '|' : '<';
+  out[1] = kind;
+  out[2] = (char)('0' + bytes);
+  out[3] = '\0';
+  return out;
 }
 
 const char *dlc_tensor_dtype_name(uint32_t dtype) {
-  const dlc_dtype_info_t *info = dlc_dtype_info(dtype);
-  return info ? info->name : "unknown";
+  const char *name = dlcx_dtype_long_name(dtype);
+  return name ? name : "unknown";
 }
 
 int dlc_tensor_dtype_is_float(uint32_t dtype) {
-  return dtype == DLCX_DTYPE_F32 || dtype == DLCX_DTYPE_F16 ||
-         dtype == DLCX_DTYPE_F64 || dtype == DLCX_DTYPE_BF16;
+  return dlcx_dtype_kind(dtype) == 'f';
 }
 
-static int dlc_is_nibble(uint32_t dtype) {
-  return dtype == DLCX_DTYPE_U4 || dtype == DLCX_DTYPE_I4;
-}
+static int dlc_is_nibble(uint32_t dtype) { return dlcx_dtype_bits(dtype) == 4; }
 
 static int dlc_fail(char *error, size_t error_size, const char *format, ...)
 #if defined(__GNUC__)
@@ -90,11 +75,11 @@ void dlc_tensor_format_shape(uint32_t rank, const int64_t *dims, char *out,
 
 int dlc_tensor_alloc(dlc_host_tensor_t *out, uint32_t dtype, uint32_t rank,
                      const int64_t *dims) {
-  const dlc_dtype_info_t *info = dlc_dtype_info(dtype);
+  unsigned bytes = dlc_npy_bytes(dtype);
   uint64_t count = 1, size;
   uint32_t i;
   memset(out, 0, sizeof(*out));
-  if (!info || rank > DLCX_MAX_RANK)
+  if (!bytes || rank > DLCX_MAX_RANK)
     return 0;
   for (i = 0; i < rank; ++i) {
     if (dims[i] < 0 || (dims[i] && count > UINT64_MAX / (uint64_t)dims[i]))
@@ -104,10 +89,10 @@ int dlc_tensor_alloc(dlc_host_tensor_t *out, uint32_t dtype, uint32_t rank,
   }
   if (dlc_is_nibble(dtype))
     size = count / 2 + count % 2;
-  else if (count > UINT64_MAX / info->npy_bytes)
+  else if (count > UINT64_MAX / bytes)
     return 0;
   else
-    size = count * info->npy_bytes;
+    size = count * bytes;
   if (size > (uint64_t)(size_t)-1 / 2)
     return 0;
   out->dtype = dtype;
@@ -202,7 +187,7 @@ double dlc_tensor_get(const dlc_host_tensor_t *t, uint64_t i) {
     return t->dtype == DLCX_DTYPE_I4 ? (double)dlc_sign_extend(nibble, 4)
                                      : (double)nibble;
   }
-  p = t->data + i * dlc_dtype_info(t->dtype)->npy_bytes;
+  p = t->data + i * dlc_npy_bytes(t->dtype);
   switch (t->dtype) {
   case DLCX_DTYPE_F32: {
     float f;
@@ -233,7 +218,7 @@ double dlc_tensor_get(const dlc_host_tensor_t *t, uint64_t i) {
   case DLCX_DTYPE_I64:
     return (double)(int64_t)dlc_load(p, 8);
   default:
-    return (double)dlc_load(p, dlc_dtype_info(t->dtype)->npy_bytes);
+    return (double)dlc_load(p, dlc_npy_bytes(t->dtype));
   }
 }
 
@@ -246,7 +231,7 @@ void dlc_tensor_set(dlc_host_tensor_t *t, uint64_t i, double value) {
         (uint8_t)((t->data[i / 2] & ~(0xfu << shift)) | nibble << shift);
     return;
   }
-  p = t->data + i * dlc_dtype_info(t->dtype)->npy_bytes;
+  p = t->data + i * dlc_npy_bytes(t->dtype);
   switch (t->dtype) {
   case DLCX_DTYPE_F32: {
     float f = (float)value;
@@ -269,7 +254,7 @@ void dlc_tensor_set(dlc_host_tensor_t *t, uint64_t i, double value) {
     dlc_store(p, 8, (uint64_t)value);
     return;
   default:
-    dlc_store(p, dlc_dtype_info(t->dtype)->npy_bytes, (uint64_t)(int64_t)value);
+    dlc_store(p, dlc_npy_bytes(t->dtype), (uint64_t)(int64_t)value);
     return;
   }
 }
@@ -279,7 +264,7 @@ int dlc_tensor_same_bits(const dlc_host_tensor_t *a, const dlc_host_tensor_t *b,
   unsigned bytes;
   if (dlc_is_nibble(a->dtype))
     return ((a->data[i / 2] ^ b->data[i / 2]) >> (4 * (i % 2)) & 0xfu) == 0;
-  bytes = dlc_dtype_info(a->dtype)->npy_bytes;
+  bytes = dlc_npy_bytes(a->dtype);
   if (a->dtype == DLCX_DTYPE_BOOL)
     return (a->data[i] != 0) == (b->data[i] != 0);
   return memcmp(a->data + i * bytes, b->data + i * bytes, bytes) == 0;
@@ -312,15 +297,12 @@ static const char *dlc_npy_value(const char *header, const char *key) {
 
 /* The dtype a .npy descr stands for (bf16 only as '<V2'), or 0. */
 static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
-  static const struct {
-    const char *descr;
-    uint32_t dtype;
-  } table[] = {
-      {"f4", DLCX_DTYPE_F32}, {"u1", DLCX_DTYPE_U8},   {"i1", DLCX_DTYPE_I8},
-      {"u2", DLCX_DTYPE_U16}, {"i2", DLCX_DTYPE_I16},  {"i4", DLCX_DTYPE_I32},
-      {"i8", DLCX_DTYPE_I64}, {"b1", DLCX_DTYPE_BOOL}, {"f2", DLCX_DTYPE_F16},
-      {"f8", DLCX_DTYPE_F64}, {"u4", DLCX_DTYPE_U32},  {"u8", DLCX_DTYPE_U64},
-      {"V2", DLCX_DTYPE_BF16}};
+  static const uint32_t dtypes[] = {
+#define DLC_DTYPE_NUMBER(name, number, short_name, long_name, bits, kind)      \
+  number,
+      DLCX_DTYPES(DLC_DTYPE_NUMBER)
+#undef DLC_DTYPE_NUMBER
+  };
   size_t i;
   if (length != 3)
     return 0;
@@ -328,9 +310,15 @@ static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
    * ('='), which is little-endian wherever this runs. */
   if (descr[0] != '<' && descr[0] != '|' && descr[0] != '=')
     return 0;
-  for (i = 0; i < sizeof(table) / sizeof(table[0]); ++i)
-    if (strncmp(descr + 1, table[i].descr, 2) == 0)
-      return table[i].dtype;
+  if (descr[1] == 'V' && descr[2] == '2')
+    return DLCX_DTYPE_BF16;
+  for (i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); ++i) {
+    uint32_t bits = dlcx_dtype_bits(dtypes[i]);
+    if (dtypes[i] != DLCX_DTYPE_BF16 && bits % 8 == 0 &&
+        dlcx_dtype_kind(dtypes[i]) == descr[1] &&
+        descr[2] == (char)('0' + bits / 8))
+      return dtypes[i];
+  }
   return 0;
 }
 
@@ -438,8 +426,7 @@ static int dlc_npy_read(const char *path, const uint8_t *bytes, size_t size,
 
 int dlc_tensor_write_npy(const char *path, const dlc_host_tensor_t *t,
                          char *error, size_t error_size) {
-  const dlc_dtype_info_t *info = dlc_dtype_info(t->dtype);
-  char header[512], shape[256];
+  char header[512], shape[256], descr[4];
   size_t length, used = 0, padded;
   uint32_t i;
   FILE *file;
@@ -454,8 +441,8 @@ int dlc_tensor_write_npy(const char *path, const dlc_host_tensor_t *t,
     shape[used - 1] = '\0';
   length = (size_t)snprintf(
       header, sizeof(header),
-      "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", info->npy,
-      shape);
+      "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+      dlc_npy_descr(t->dtype, descr), shape);
   /* Magic, version and length take 10 bytes; pad to 64 with a newline. */
   padded = (10 + length + 1 + 63) / 64 * 64 - 10;
   memset(header + length, ' ', padded - length);
@@ -588,8 +575,8 @@ static void dlc_tp_store(dlc_host_tensor_t *t, uint64_t index, uint64_t bits) {
     t->data[index] = (uint8_t)bits; /* two elements per int32_data entry */
     return;
   }
-  dlc_store(t->data + index * dlc_dtype_info(t->dtype)->npy_bytes,
-            dlc_dtype_info(t->dtype)->npy_bytes, bits);
+  dlc_store(t->data + index * dlc_npy_bytes(t->dtype), dlc_npy_bytes(t->dtype),
+            bits);
 }
 
 int dlc_tensor_decode_proto(const uint8_t *bytes, size_t size,
@@ -632,7 +619,7 @@ int dlc_tensor_decode_proto(const uint8_t *bytes, size_t size,
       return dlc_fail(error, error_size, "string tensors are not supported");
     }
   }
-  if (dtype > UINT32_MAX || !dlc_dtype_info((uint32_t)dtype))
+  if (dtype > UINT32_MAX || !dlcx_dtype_bits((uint32_t)dtype))
     return dlc_fail(error, error_size,
                     "TensorProto data_type %llu is not supported",
                     (unsigned long long)dtype);
