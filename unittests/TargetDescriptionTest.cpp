@@ -62,4 +62,31 @@ TEST(TargetDescription, CUDA) {
   EXPECT_NE(parseError("tpu").find("unknown target"), std::string::npos);
 }
 
+// What codegen asks a target for instead of which target it is: a device
+// profile is these values.
+TEST(TargetDescription, CodegenCapabilities) {
+  TargetDescription cpu = parseOk("cpu:aarch64-linux-gnu");
+  EXPECT_FALSE(cpu.isGPU());
+  EXPECT_EQ(cpu.bufferAlignment(), 64u);
+  EXPECT_TRUE(cpu.privateMemorySpace.empty());
+
+  TargetDescription vk = parseOk("vulkan");
+  EXPECT_TRUE(vk.isGPU());
+  EXPECT_EQ(vk.bufferAlignment(), 256u);
+  EXPECT_EQ(vk.stagingBytes, 12288u);
+  EXPECT_EQ(vk.privateMemorySpace, "#spirv.storage_class<Function>");
+  EXPECT_EQ(vk.workgroupMemorySpace, "#spirv.storage_class<Workgroup>");
+  EXPECT_FALSE(vk.hasSubgroupRowReductions);
+  EXPECT_TRUE(parseOk("vulkan:+subgroup").hasSubgroupRowReductions);
+
+  TargetDescription cuda = parseOk("cuda:sm_90");
+  EXPECT_TRUE(cuda.isGPU());
+  EXPECT_EQ(cuda.bufferAlignment(), 64u);
+  EXPECT_EQ(cuda.stagingBytes, 32768u);
+  EXPECT_LE(cuda.stagingBytes, cuda.sharedMemoryBytes);
+  EXPECT_TRUE(cuda.privateMemorySpace.empty());
+  EXPECT_EQ(cuda.workgroupMemorySpace, "#gpu.address_space<workgroup>");
+  EXPECT_FALSE(cuda.hasSubgroupRowReductions);
+}
+
 } // namespace

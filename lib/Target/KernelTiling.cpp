@@ -41,15 +41,15 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
       target.isGPU() ? std::min<unsigned>(target.maxWorkgroupSize, 256) : 0;
   // Vulkan with subgroup operations: lanes share each row reduction
   // (`+subgroup` asks for subgroups of at least that many invocations).
-  bool subgroupRows = target.kind == TargetKind::Vulkan && target.hasSubgroups;
+  bool subgroupRows = target.hasSubgroupRowReductions;
   if (subgroupRows)
     tiling.subgroupLanes = DLCX_MIN_SUBGROUP_SIZE;
   pm.addPass(createTileAndDistribute(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   BufferizeKernelsOptions bufferize;
-  if (target.kind == TargetKind::Vulkan)
-    bufferize.privateMemorySpace = "#spirv.storage_class<Function>";
+  if (!target.privateMemorySpace.empty())
+    bufferize.privateMemorySpace = target.privateMemorySpace;
   bufferize.stackOnly = target.isGPU();
   pm.addPass(createBufferizeKernels(bufferize));
   if (target.isGPU()) {
@@ -60,18 +60,17 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
     serial.budget = static_cast<int64_t>(target.sharedMemoryBytes * 3 / 4);
     // Without 8-bit storage, SPIR-V keeps narrow integers in 32 bits.
     serial.minIntBits = target.hasInt8Storage ? 8 : 32;
-    if (target.kind == TargetKind::Vulkan)
-      serial.memorySpace = "#spirv.storage_class<Workgroup>";
+    if (!target.workgroupMemorySpace.empty())
+      serial.memorySpace = target.workgroupMemorySpace;
     pm.addPass(createGPUSerialLoops(serial));
-    // Contractions read their inputs through workgroup memory: under the
-    // 16 KiB every Vulkan device has, and under CUDA's 48 KiB of static
-    // shared memory.
+    // Contractions read their inputs through workgroup memory, within the
+    // target's staging budget.
     GPUPromoteSharedOptions promote;
-    promote.budget = target.kind == TargetKind::Vulkan ? 12288 : 32768;
+    promote.budget = static_cast<int64_t>(target.stagingBytes);
     // SPIR-V declares workgroup buffers as module variables (from the
     // allocations); NVVM as the kernel's workgroup attributions.
-    if (target.kind == TargetKind::Vulkan)
-      promote.memorySpace = "#spirv.storage_class<Workgroup>";
+    if (!target.workgroupMemorySpace.empty())
+      promote.memorySpace = target.workgroupMemorySpace;
     // Row reductions shared by lanes first: each lane then reads only its
     // part of the row, which needs no staging.
     if (subgroupRows) {

@@ -64,6 +64,11 @@ static llvm::Expected<TargetDescription> parseVulkan(StringRef rest) {
   // 76 KiB per invocation correctly and with 95 KiB silently wrong; NVIDIA's
   // driver refused a pipeline of 300 KiB. Kernels stay under 64 KiB.
   t.maxPrivateMemoryBytes = 64 * 1024;
+  // Three quarters of the 16 KiB every Vulkan device has.
+  t.stagingBytes = 12288;
+  t.privateMemorySpace = "#spirv.storage_class<Function>";
+  t.workgroupMemorySpace = "#spirv.storage_class<Workgroup>";
+  t.tensorAlignment = 256;
   llvm::SmallVector<StringRef> features;
   rest.split(features, ',', -1, /*KeepEmpty=*/false);
   for (StringRef f : features) {
@@ -83,6 +88,7 @@ static llvm::Expected<TargetDescription> parseVulkan(StringRef rest) {
     t.hasInt8Storage = true;
   if (t.hasSubgroups)
     t.subgroupSize = 32;
+  t.hasSubgroupRowReductions = t.hasSubgroups;
   return t;
 }
 
@@ -105,6 +111,9 @@ static llvm::Expected<TargetDescription> parseCUDA(StringRef rest) {
   t.subgroupSize = 32;
   t.maxWorkgroupSize = 1024;
   t.sharedMemoryBytes = 48 * 1024;
+  // Under the 48 KiB of static shared memory.
+  t.stagingBytes = 32768;
+  t.workgroupMemorySpace = "#gpu.address_space<workgroup>";
   // CUDA's local memory limit per thread (every sm_XX dlc supports).
   t.maxPrivateMemoryBytes = 512 * 1024;
   return t;

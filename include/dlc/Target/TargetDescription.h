@@ -44,6 +44,22 @@ struct TargetDescription {
   uint64_t maxPrivateMemoryBytes = 0;
   unsigned vectorBits = 128; ///< preferred SIMD width (CPU)
   bool isHosted = true;      ///< CPU: has threads and a loader
+  /// GPUs: workgroup memory one contraction may stage its inputs in
+  /// (under what every device of the target has, leaving room for the
+  /// kernel's other workgroup buffers).
+  uint64_t stagingBytes = 0;
+  /// GPUs: the memory-space attributes (MLIR syntax) of a thread's private
+  /// buffers and of workgroup buffers; empty: the default memory space.
+  std::string privateMemorySpace;
+  std::string workgroupMemorySpace;
+  /// Row reductions shared by the lanes of a subgroup (dlc-gpu-subgroup-rows
+  /// and its xor shuffles), where that code generation is checked.
+  bool hasSubgroupRowReductions = false;
+  /// Bytes every tensor's place in memory is a multiple of: Vulkan binds
+  /// tensors as descriptor ranges, whose offsets must meet
+  /// minStorageBufferOffsetAlignment (256 on the strictest devices); 64
+  /// (a cache line) elsewhere.
+  uint64_t tensorAlignment = 64;
 
   /// Parses `cpu`, `cpu:<triple>`, `vulkan[:+feature,...]` or `cuda:sm_XX`.
   static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);
@@ -51,14 +67,9 @@ struct TargetDescription {
   /// The spec this description was parsed from, normalized.
   std::string str() const;
 
-  bool isGPU() const { return kind != TargetKind::CPU; }
-  /// Bytes every tensor's place in memory is a multiple of: Vulkan binds
-  /// tensors as descriptor ranges, whose offsets must meet
-  /// minStorageBufferOffsetAlignment (256 on the strictest devices); 64
-  /// (a cache line) elsewhere.
-  uint64_t bufferAlignment() const {
-    return kind == TargetKind::Vulkan ? 256 : 64;
-  }
+  /// Whether kernels run as workgroups of many threads.
+  bool isGPU() const { return maxWorkgroupSize > 1; }
+  uint64_t bufferAlignment() const { return tensorAlignment; }
 };
 
 } // namespace dlc
