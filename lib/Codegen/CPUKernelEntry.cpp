@@ -36,7 +36,7 @@ LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
   std::string name = impl.getName().str();
   impl.setName(name + ".impl");
   impl.setLinkage(LLVM::Linkage::Internal);
-  impl->removeAttr("dlc.kernel");
+  impl->removeAttr(dlc::kKernelAttr);
 
   OpBuilder b(impl);
   Location loc = impl.getLoc();

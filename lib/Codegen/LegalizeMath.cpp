@@ -219,7 +219,7 @@ struct ExpandFma : public OpRewritePattern<math::FmaOp> {
       : OpRewritePattern(ctx), keepFused(keepFused) {}
   LogicalResult matchAndRewrite(math::FmaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (keepFused && op->hasAttr("dlc.fused"))
+    if (keepFused && op->hasAttr(dlc::kFusedAttr))
       return failure();
     Value product =
         arith::MulFOp::create(rewriter, op.getLoc(), op.getA(), op.getB());

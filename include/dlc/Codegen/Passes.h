@@ -3,6 +3,7 @@
 #ifndef DLC_CODEGEN_PASSES_H
 #define DLC_CODEGEN_PASSES_H
 
+#include "dlc/Dialect/DLC/IR/DLC.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace dlc {
@@ -26,19 +28,6 @@ namespace dlc {
 
 #define GEN_PASS_REGISTRATION
 #include "dlc/Codegen/Passes.h.inc"
-
-/// The attribute that marks kernel functions.
-constexpr llvm::StringLiteral kKernelAttr = "dlc.kernel";
-/// The attribute holding a kernel's workgroup grid (x, y, z).
-constexpr llvm::StringLiteral kGridAttr = "dlc.grid";
-/// The attribute holding the bytes of scratch a CPU kernel takes as its
-/// last argument (dlc-cpu-scratch); absent: the kernel takes none.
-constexpr llvm::StringLiteral kScratchSizeAttr = "dlc.scratch_size";
-/// The attribute marking a GPU kernel whose x threads are lanes that share
-/// row reductions (dlc-gpu-subgroup-rows), holding their number.
-constexpr llvm::StringLiteral kSubgroupLanesAttr = "dlc.subgroup_lanes";
-/// The attribute holding a kernel's threads per workgroup (x, y, z).
-constexpr llvm::StringLiteral kWorkgroupSizeAttr = "dlc.workgroup_size";
 
 } // namespace dlc
 

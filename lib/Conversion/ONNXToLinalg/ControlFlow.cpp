@@ -25,6 +25,8 @@
 
 #include "Utils.h"
 
+#include "dlc/Dialect/DLC/IR/DLC.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -108,11 +110,10 @@ LogicalResult convertIf(NodeRewriter &rw) {
   return success();
 }
 
-/// Where a Loop node is in its unrolling: copies of the node carry the
-/// number of iterations run so far; after the node's own inputs (trip
-/// count, condition, loop-carried values) come the scan outputs of each
-/// iteration run so far.
-constexpr StringLiteral kIterationAttr = "dlc.loop_iteration";
+// Where a Loop node is in its unrolling: copies of the node carry the
+// number of iterations run so far (kLoopIterationAttr); after the node's
+// own inputs (trip count, condition, loop-carried values) come the scan
+// outputs of each iteration run so far.
 
 LogicalResult convertLoop(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
@@ -120,7 +121,7 @@ LogicalResult convertLoop(NodeRewriter &rw) {
   if (!body)
     return failure();
   int64_t iteration = 0;
-  if (auto attr = op->getAttrOfType<IntegerAttr>(kIterationAttr))
+  if (auto attr = op->getAttrOfType<IntegerAttr>(kLoopIterationAttr))
     iteration = attr.getInt();
   // body(iteration, condition, carried...) -> (condition, carried..., scan...)
   int64_t numCarried = static_cast<int64_t>(body->getNumArguments()) - 2;
@@ -195,7 +196,7 @@ LogicalResult convertLoop(NodeRewriter &rw) {
   llvm::append_range(nextInputs, ArrayRef(yielded).drop_front(1 + numCarried));
   auto next = cast<onnx::NodeOp>(b.clone(*op));
   next->setOperands(nextInputs);
-  next->setAttr(kIterationAttr, b.getI64IntegerAttr(iteration + 1));
+  next->setAttr(kLoopIterationAttr, b.getI64IntegerAttr(iteration + 1));
   rw.forward(next.getOutputs());
   return success();
 }

@@ -10,6 +10,7 @@
 
 #include "dlc/Conversion/ONNXToLinalg/ONNXToLinalg.h"
 #include "dlc/Conversion/Passes.h"
+#include "dlc/Dialect/DLC/IR/DLC.h"
 #include "dlc/Frontend/ONNX/Importer.h"
 
 #include "Utils.h"
@@ -393,10 +394,9 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     if (isNibble(elem)) {
       arg.setType(RankedTensorType::get({packedBytes(type.getNumElements())},
                                         builder.getI8Type()));
-      func.setArgAttr(arg.getArgNumber(), "dlc.element_type",
-                      TypeAttr::get(elem));
-      func.setArgAttr(arg.getArgNumber(), "dlc.packed_shape",
-                      builder.getDenseI64ArrayAttr(type.getShape()));
+      setIOElementType(func, IOSide::Argument, arg.getArgNumber(), elem);
+      setIOPackedShape(func, IOSide::Argument, arg.getArgNumber(),
+                       type.getShape());
       builder.setInsertionPointToStart(&entry);
       Value unpacked =
           unpackNibbles(builder, arg.getLoc(), arg, type.getShape());
@@ -406,8 +406,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     }
     if (elem != signlessType(elem)) {
       arg.setType(type.clone(signlessType(elem)));
-      func.setArgAttr(arg.getArgNumber(), "dlc.element_type",
-                      TypeAttr::get(elem));
+      setIOElementType(func, IOSide::Argument, arg.getArgNumber(), elem);
     }
   }
   // A node's result maps to its converted value, or, for control flow, to
@@ -514,17 +513,17 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     if (isNibble(type.getElementType())) {
       builder.setInsertionPoint(ret);
       v = packNibbles(builder, ret.getLoc(), v);
-      func.setResultAttr(operand.getOperandNumber(), "dlc.packed_shape",
-                         builder.getDenseI64ArrayAttr(type.getShape()));
+      setIOPackedShape(func, IOSide::Result, operand.getOperandNumber(),
+                       type.getShape());
       if (!onnxType || !isNibble(onnxType))
         onnxType = type.getElementType();
-      func.setResultAttr(operand.getOperandNumber(), "dlc.element_type",
-                         TypeAttr::get(onnxType));
+      setIOElementType(func, IOSide::Result, operand.getOperandNumber(),
+                       onnxType);
     }
     operand.set(v);
     if (onnxType && onnxType != signlessType(onnxType))
-      func.setResultAttr(operand.getOperandNumber(), "dlc.element_type",
-                         TypeAttr::get(onnxType));
+      setIOElementType(func, IOSide::Result, operand.getOperandNumber(),
+                       onnxType);
   }
   func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
                                  ret.getOperandTypes()));

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
+#include "dlc/Dialect/DLC/IR/DLC.h"
 
 #include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 
@@ -1144,7 +1145,7 @@ template <bool mul> LogicalResult convertQLinearBinary(NodeRewriter &rw) {
           Value fb = toF32(nb, nloc, v[1], isUnsigned);
           auto fused = [&](Value x, float m, Value c) {
             auto fma = math::FmaOp::create(nb, nloc, x, cst(m), c);
-            fma->setAttr("dlc.fused", nb.getUnitAttr());
+            fma->setAttr(kFusedAttr, nb.getUnitAttr());
             return fma.getResult();
           };
           r = fused(fa, ra, fused(fb, rb, cst(fixed)));

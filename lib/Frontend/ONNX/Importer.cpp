@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Frontend/ONNX/Importer.h"
+#include "dlc/Dialect/DLC/IR/DLC.h"
 
 #include "dlc/Dialect/ONNX/IR/ONNX.h"
 #include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
@@ -1009,11 +1010,11 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   for (auto &[domain, version] : opsets)
     opsetAttrs.push_back(b.getNamedAttr(domain.empty() ? "ai.onnx" : domain,
                                         b.getI64IntegerAttr(version)));
-  (*module)->setAttr("dlc.onnx.opsets", b.getDictionaryAttr(opsetAttrs));
-  (*module)->setAttr("dlc.onnx.node_count",
+  (*module)->setAttr(dlc::kOnnxOpsetsAttr, b.getDictionaryAttr(opsetAttrs));
+  (*module)->setAttr(dlc::kOnnxNodeCountAttr,
                      b.getI64IntegerAttr(graph.node_size()));
   if (!model.producer_name().empty())
-    (*module)->setAttr("dlc.onnx.producer",
+    (*module)->setAttr(dlc::kOnnxProducerAttr,
                        b.getStringAttr(model.producer_name() + " " +
                                        model.producer_version()));
 
@@ -1056,10 +1057,10 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(builder, fileLoc, "main",
                                    b.getFunctionType(argTypes, {}));
-  func->setAttr("dlc.graph_name", b.getStringAttr(graph.name()));
+  func->setAttr(dlc::kGraphNameAttr, b.getStringAttr(graph.name()));
   Block *entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
-    func.setArgAttr(i, "dlc.name", b.getStringAttr(name));
+    dlc::setIOName(func, dlc::IOSide::Argument, i, name);
     values[name] = entry->getArgument(i);
   }
   builder.setInsertionPointToStart(entry);
@@ -1090,7 +1091,7 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   func::ReturnOp::create(builder, fileLoc, results);
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "dlc.name", b.getStringAttr(output.name()));
+    dlc::setIOName(func, dlc::IOSide::Result, i, output.name());
   if (noneValue.use_empty())
     noneValue.getDefiningOp()->erase();
   return module;

@@ -294,9 +294,9 @@ FailureOr<uint32_t> Writer::tensorFor(Value v) {
   if (elem.isInteger(4))
     elem = IntegerType::get(elem.getContext(), 8);
   if (auto arg = dyn_cast<BlockArgument>(v)) {
-    if (auto orig = main.getArgAttrOfType<TypeAttr>(arg.getArgNumber(),
-                                                    "dlc.element_type"))
-      elem = orig.getValue();
+    if (Type orig =
+            getIOElementType(main, IOSide::Argument, arg.getArgNumber()))
+      elem = orig;
   }
   t.dtype = dlcxDtype(elem);
   if (t.dtype == 0)
@@ -334,12 +334,11 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     FailureOr<uint32_t> t = tensorFor(arg);
     if (failed(t))
       return failure();
-    if (auto name =
-            main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dlc.name"))
+    if (auto name = getIOName(main, IOSide::Argument, arg.getArgNumber()))
       tensors[*t].name = strings.add(name.getValue());
-    if (failed(setPackedShape(arg.getLoc(), tensors[*t],
-                              main.getArgAttrOfType<DenseI64ArrayAttr>(
-                                  arg.getArgNumber(), "dlc.packed_shape"))))
+    if (failed(setPackedShape(
+            arg.getLoc(), tensors[*t],
+            getIOPackedShape(main, IOSide::Argument, arg.getArgNumber()))))
       return failure();
     io.push_back(*t);
   }
@@ -355,13 +354,12 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     FailureOr<uint32_t> t = tensorFor(v);
     if (failed(t))
       return failure();
-    if (auto orig = main.getResultAttrOfType<TypeAttr>(i, "dlc.element_type"))
-      tensors[*t].dtype = dlcxDtype(orig.getValue());
-    if (auto name = main.getResultAttrOfType<StringAttr>(i, "dlc.name"))
+    if (Type orig = getIOElementType(main, IOSide::Result, i))
+      tensors[*t].dtype = dlcxDtype(orig);
+    if (auto name = getIOName(main, IOSide::Result, i))
       tensors[*t].name = strings.add(name.getValue());
     if (failed(setPackedShape(v.getLoc(), tensors[*t],
-                              main.getResultAttrOfType<DenseI64ArrayAttr>(
-                                  i, "dlc.packed_shape"))))
+                              getIOPackedShape(main, IOSide::Result, i))))
       return failure();
     io.push_back(*t);
   }
@@ -448,13 +446,13 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   model.arena_size = plan.arenaSize;
   model.arena_lower_bound = plan.lowerBound;
   StringRef graphName = "main";
-  if (auto n = main->getAttrOfType<StringAttr>("dlc.graph_name"))
+  if (auto n = main->getAttrOfType<StringAttr>(kGraphNameAttr))
     graphName = n.getValue();
   model.name = strings.add(graphName);
   model.producer = strings.add("dlc 0.1.0");
   model.input_count = entry.getNumArguments();
   model.output_count = ret.getNumOperands();
-  if (auto n = module->getAttrOfType<IntegerAttr>("dlc.onnx.node_count"))
+  if (auto n = module->getAttrOfType<IntegerAttr>(kOnnxNodeCountAttr))
     model.onnx_node_count = n.getInt();
   uint64_t scratch = 0;
   for (const KernelInfo &k : binary.kernels)
@@ -536,7 +534,7 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
   os << file;
 
   if (stats) {
-    if (auto n = module->getAttrOfType<IntegerAttr>("dlc.onnx.node_count"))
+    if (auto n = module->getAttrOfType<IntegerAttr>(kOnnxNodeCountAttr))
       stats->onnxNodes = n.getInt();
     stats->kernels = kernels.size();
     stats->launches = launches.size();

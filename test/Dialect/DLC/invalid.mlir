@@ -149,3 +149,108 @@ func.func @view_dynamic(%a: tensor<?xf32>) -> tensor<4xf32> {
   %r = dlc.view %a[0] : tensor<?xf32> -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// The dlc.* attributes the stages pass to each other are declared and
+// checked: type, value range and place.
+
+// expected-error @below {{'dlc.kernel' must be a unit attribute}}
+func.func private @kernel_value() attributes {dlc.kernel = 3}
+
+// -----
+
+func.func @kernel_on_op() {
+  // expected-error @below {{'dlc.kernel' must be on a function}}
+  %c = arith.constant {dlc.kernel} 0 : i32
+  return
+}
+
+// -----
+
+// expected-error @below {{'dlc.grid' must be three positive integers (x, y, z)}}
+func.func private @grid_zero() attributes {dlc.kernel, dlc.grid = array<i64: 1, 0, 1>}
+
+// -----
+
+// expected-error @below {{'dlc.workgroup_size' must be three positive integers (x, y, z)}}
+func.func private @workgroup_two() attributes {dlc.kernel, dlc.workgroup_size = array<i64: 64, 1>}
+
+// -----
+
+// expected-error @below {{'dlc.scratch_size' must be a non-negative integer}}
+func.func private @scratch() attributes {dlc.kernel, dlc.scratch_size = -64 : i64}
+
+// -----
+
+// expected-error @below {{'dlc.subgroup_lanes' must be a positive integer}}
+func.func private @lanes() attributes {dlc.kernel, dlc.subgroup_lanes = 0 : i64}
+
+// -----
+
+// expected-error @below {{'dlc.graph_name' must be a string}}
+func.func private @graph_name() attributes {dlc.graph_name = 1 : i64}
+
+// -----
+
+// expected-error @below {{'dlc.onnx.node_count' must be on a module}}
+func.func private @node_count() attributes {dlc.onnx.node_count = 1 : i64}
+
+// -----
+
+// expected-error @below {{'dlc.onnx.node_count' must be a non-negative integer}}
+module attributes {dlc.onnx.node_count = -1 : i64} {
+}
+
+// -----
+
+// expected-error @below {{'dlc.onnx.opsets' must be a dictionary of domains to integer versions}}
+module attributes {dlc.onnx.opsets = {ai.onnx = "17"}} {
+}
+
+// -----
+
+// expected-error @below {{'dlc.onnx.producer' must be a string}}
+module attributes {dlc.onnx.producer = 2 : i64} {
+}
+
+// -----
+
+func.func @fused(%a: f32) -> f32 {
+  // expected-error @below {{'dlc.fused' must be a unit attribute}}
+  %r = math.fma %a, %a, %a {dlc.fused = 1 : i64} : f32
+  return %r : f32
+}
+
+// -----
+
+func.func @iteration() {
+  // expected-error @below {{'dlc.loop_iteration' must be a non-negative integer}}
+  %c = arith.constant {dlc.loop_iteration = -1 : i64} 0 : i32
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown attribute 'dlc.kernal' of the dlc dialect}}
+func.func private @typo() attributes {dlc.kernal}
+
+// -----
+
+// expected-error @below {{'dlc.name' on argument 0 must be a string}}
+func.func private @arg_name(tensor<4xf32> {dlc.name = 1 : i64})
+
+// -----
+
+// expected-error @below {{'dlc.element_type' on argument 0 must be an integer or float type}}
+func.func private @arg_type(tensor<4xi8> {dlc.element_type = "ui8"})
+
+// -----
+
+// expected-error @below {{'dlc.packed_shape' on result 0 must be an array of non-negative i64 dims}}
+func.func private @result_shape() -> (tensor<2xi8> {dlc.packed_shape = array<i64: -1>})
+
+// -----
+
+// expected-error @below {{unknown attribute 'dlc.grid' on argument 0 (the dlc dialect declares dlc.name, dlc.element_type and dlc.packed_shape there)}}
+func.func private @arg_grid(tensor<4xf32> {dlc.grid = array<i64: 1, 1, 1>})

@@ -18,6 +18,164 @@ void DLCDialect::initialize() {
       >();
 }
 
+//===--- Attributes ------------------------------------------------------===//
+
+namespace {
+
+bool isIntAtLeast(Attribute a, int64_t min = 0) {
+  auto i = dyn_cast<IntegerAttr>(a);
+  return i && isa<IntegerType, IndexType>(i.getType()) && i.getInt() >= min;
+}
+
+LogicalResult verifyIOAttribute(Operation *op, NamedAttribute attr,
+                                StringRef where) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto fail = [&](const Twine &what) {
+    return op->emitError() << "'" << name << "' on " << where << " must be "
+                           << what;
+  };
+  if (name == kNameAttr)
+    return isa<StringAttr>(value) ? success() : fail("a string");
+  if (name == kElementTypeAttr) {
+    auto type = dyn_cast<TypeAttr>(value);
+    if (!type || !type.getValue().isIntOrFloat())
+      return fail("an integer or float type");
+    return success();
+  }
+  if (name == kPackedShapeAttr) {
+    auto shape = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!shape ||
+        llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 0; }))
+      return fail("an array of non-negative i64 dims");
+    return success();
+  }
+  return op->emitError() << "unknown attribute '" << name << "' on " << where
+                         << " (the dlc dialect declares dlc.name, "
+                            "dlc.element_type and dlc.packed_shape there)";
+}
+
+} // namespace
+
+LogicalResult DLCDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto fail = [&](const Twine &what) {
+    return op->emitError() << "'" << name << "' must be " << what;
+  };
+  auto onFunction = [&]() -> LogicalResult {
+    if (isa<FunctionOpInterface>(op))
+      return success();
+    return fail("on a function");
+  };
+  if (name == kKernelAttr) {
+    if (!isa<UnitAttr>(value))
+      return fail("a unit attribute");
+    return onFunction();
+  }
+  if (name == kGridAttr || name == kWorkgroupSizeAttr) {
+    auto dims = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!dims || dims.size() != 3 ||
+        llvm::any_of(dims.asArrayRef(), [](int64_t d) { return d < 1; }))
+      return fail("three positive integers (x, y, z)");
+    return onFunction();
+  }
+  if (name == kScratchSizeAttr || name == kSubgroupLanesAttr) {
+    if (!isIntAtLeast(value, name == kScratchSizeAttr ? 0 : 1))
+      return fail(name == kScratchSizeAttr ? "a non-negative integer"
+                                           : "a positive integer");
+    return onFunction();
+  }
+  if (name == kGraphNameAttr) {
+    if (!isa<StringAttr>(value))
+      return fail("a string");
+    return onFunction();
+  }
+  if (name == kOnnxNodeCountAttr || name == kOnnxOpsetsAttr ||
+      name == kOnnxProducerAttr) {
+    if (!isa<ModuleOp>(op))
+      return fail("on a module");
+    if (name == kOnnxNodeCountAttr && !isIntAtLeast(value))
+      return fail("a non-negative integer");
+    if (name == kOnnxProducerAttr && !isa<StringAttr>(value))
+      return fail("a string");
+    if (name == kOnnxOpsetsAttr) {
+      auto opsets = dyn_cast<DictionaryAttr>(value);
+      if (!opsets || llvm::any_of(opsets, [](NamedAttribute a) {
+            return !isa<IntegerAttr>(a.getValue());
+          }))
+        return fail("a dictionary of domains to integer versions");
+    }
+    return success();
+  }
+  if (name == kFusedAttr)
+    return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
+  if (name == kLoopIterationAttr)
+    return isIntAtLeast(value) ? success() : fail("a non-negative integer");
+  return op->emitError() << "unknown attribute '" << name
+                         << "' of the dlc dialect";
+}
+
+LogicalResult DLCDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned /*region*/,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  return verifyIOAttribute(op, attr, "argument " + std::to_string(argIndex));
+}
+
+LogicalResult DLCDialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned /*region*/,
+                                                      unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  return verifyIOAttribute(op, attr, "result " + std::to_string(resultIndex));
+}
+
+template <typename AttrT>
+static AttrT getIOAttr(FunctionOpInterface f, IOSide side, unsigned i,
+                       StringRef name) {
+  return side == IOSide::Argument ? f.getArgAttrOfType<AttrT>(i, name)
+                                  : f.getResultAttrOfType<AttrT>(i, name);
+}
+
+static void setIOAttr(FunctionOpInterface f, IOSide side, unsigned i,
+                      StringRef name, Attribute value) {
+  if (side == IOSide::Argument)
+    f.setArgAttr(i, name, value);
+  else
+    f.setResultAttr(i, name, value);
+}
+
+StringAttr dlc::getIOName(FunctionOpInterface f, IOSide side, unsigned i) {
+  return getIOAttr<StringAttr>(f, side, i, kNameAttr);
+}
+
+Type dlc::getIOElementType(FunctionOpInterface f, IOSide side, unsigned i) {
+  auto attr = getIOAttr<TypeAttr>(f, side, i, kElementTypeAttr);
+  return attr ? attr.getValue() : Type();
+}
+
+DenseI64ArrayAttr dlc::getIOPackedShape(FunctionOpInterface f, IOSide side,
+                                        unsigned i) {
+  return getIOAttr<DenseI64ArrayAttr>(f, side, i, kPackedShapeAttr);
+}
+
+void dlc::setIOName(FunctionOpInterface f, IOSide side, unsigned i,
+                    StringRef name) {
+  setIOAttr(f, side, i, kNameAttr, StringAttr::get(f->getContext(), name));
+}
+
+void dlc::setIOElementType(FunctionOpInterface f, IOSide side, unsigned i,
+                           Type type) {
+  setIOAttr(f, side, i, kElementTypeAttr, TypeAttr::get(type));
+}
+
+void dlc::setIOPackedShape(FunctionOpInterface f, IOSide side, unsigned i,
+                           ArrayRef<int64_t> shape) {
+  setIOAttr(f, side, i, kPackedShapeAttr,
+            DenseI64ArrayAttr::get(f->getContext(), shape));
+}
+
 int64_t dlc::storedElementBytes(Type t) {
   return std::max<int64_t>((t.getIntOrFloatBitWidth() + 7) / 8, 1);
 }
@@ -111,7 +269,7 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!kernel)
     return emitOpError("refers to '")
            << getKernel() << "', which is not a function";
-  if (!kernel->hasAttr("dlc.kernel"))
+  if (!kernel->hasAttr(kKernelAttr))
     return emitOpError("refers to '")
            << getKernel() << "', which is not marked dlc.kernel";
   FunctionType type = kernel.getFunctionType();

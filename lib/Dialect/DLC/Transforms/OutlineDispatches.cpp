@@ -49,7 +49,7 @@ struct OutlineDispatchesPass
                                       dispatch.getResultTypes());
         auto kernel = func::FuncOp::create(b, dispatch.getLoc(), name, type);
         kernel.setPrivate();
-        kernel->setAttr("dlc.kernel", b.getUnitAttr());
+        kernel->setAttr(dlc::kKernelAttr, b.getUnitAttr());
         kernel.getBody().takeBody(dispatch.getBody());
         Block &entry = kernel.getBody().front();
         auto yield = cast<dlc::YieldOp>(entry.getTerminator());

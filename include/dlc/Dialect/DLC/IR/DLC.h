@@ -10,6 +10,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "dlc/Dialect/DLC/IR/DLCDialect.h.inc"
@@ -18,6 +19,60 @@
 #include "dlc/Dialect/DLC/IR/DLCOps.h.inc"
 
 namespace dlc {
+
+//===--- Attributes the stages pass to each other ------------------------===//
+//
+// Declared here and verified by the dialect (verifyOperationAttribute and
+// the region argument/result verifiers): a `dlc.*` attribute of another
+// name, type or place is an error.
+
+/// Functions: marks a kernel (unit).
+constexpr llvm::StringLiteral kKernelAttr = "dlc.kernel";
+/// Kernels: the workgroup grid (x, y, z), positive.
+constexpr llvm::StringLiteral kGridAttr = "dlc.grid";
+/// Kernels: threads per workgroup (x, y, z), positive.
+constexpr llvm::StringLiteral kWorkgroupSizeAttr = "dlc.workgroup_size";
+/// CPU kernels: the bytes of scratch the kernel takes as its last argument
+/// (dlc-cpu-scratch); absent: the kernel takes none.
+constexpr llvm::StringLiteral kScratchSizeAttr = "dlc.scratch_size";
+/// GPU kernels whose x threads are lanes that share row reductions
+/// (dlc-gpu-subgroup-rows): their number.
+constexpr llvm::StringLiteral kSubgroupLanesAttr = "dlc.subgroup_lanes";
+/// The main function: the ONNX graph's name (string).
+constexpr llvm::StringLiteral kGraphNameAttr = "dlc.graph_name";
+/// The module: ONNX nodes imported (integer), the model's opset imports
+/// (dictionary of domain to integer version) and its producer (string).
+constexpr llvm::StringLiteral kOnnxNodeCountAttr = "dlc.onnx.node_count";
+constexpr llvm::StringLiteral kOnnxOpsetsAttr = "dlc.onnx.opsets";
+constexpr llvm::StringLiteral kOnnxProducerAttr = "dlc.onnx.producer";
+/// math.fma: kept fused where the target has FMA (unit).
+constexpr llvm::StringLiteral kFusedAttr = "dlc.fused";
+/// ONNX nodes of an unrolled Loop body: the iteration (integer).
+constexpr llvm::StringLiteral kLoopIterationAttr = "dlc.loop_iteration";
+/// Arguments and results of main (the graph's inputs and outputs): the
+/// ONNX name (string); the ONNX element type where the signless tensor
+/// type loses it, such as ui8 (type); the logical shape of a 4-bit tensor
+/// that travels packed two per byte (i64 array).
+constexpr llvm::StringLiteral kNameAttr = "dlc.name";
+constexpr llvm::StringLiteral kElementTypeAttr = "dlc.element_type";
+constexpr llvm::StringLiteral kPackedShapeAttr = "dlc.packed_shape";
+
+/// Which side of a function an input/output attribute is on.
+enum class IOSide { Argument, Result };
+
+/// Typed accessors of main's per-input/output attributes: null when absent.
+mlir::StringAttr getIOName(mlir::FunctionOpInterface f, IOSide side,
+                           unsigned i);
+mlir::Type getIOElementType(mlir::FunctionOpInterface f, IOSide side,
+                            unsigned i);
+mlir::DenseI64ArrayAttr getIOPackedShape(mlir::FunctionOpInterface f,
+                                         IOSide side, unsigned i);
+void setIOName(mlir::FunctionOpInterface f, IOSide side, unsigned i,
+               llvm::StringRef name);
+void setIOElementType(mlir::FunctionOpInterface f, IOSide side, unsigned i,
+                      mlir::Type type);
+void setIOPackedShape(mlir::FunctionOpInterface f, IOSide side, unsigned i,
+                      llvm::ArrayRef<int64_t> shape);
 
 /// Bytes one element of integer or float type `t` takes in the artifact's
 /// arena and constants: booleans and other sub-byte types one byte each.

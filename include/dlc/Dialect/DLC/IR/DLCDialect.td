@@ -14,7 +14,14 @@ def DLC_Dialect : Dialect {
     `dlc.dispatch` regions. Each region becomes exactly one kernel on the
     target; everything between regions is host-side bookkeeping (buffer
     aliasing) that costs no launch.
+
+    The `dlc.*` attributes that carry facts between stages (kernel marks,
+    launch shapes, the graph's names and ONNX element types) are declared
+    in DLC.h and verified here.
   }];
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class DLC_Op<string mnemonic, list<Trait> traits = []>
