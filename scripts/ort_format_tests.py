@@ -19,15 +19,13 @@ ONNX Runtime:
 Deterministic (fixed seeds); nothing is downloaded.
 """
 
-import argparse
 import os
-import shutil
 import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from quant_tests import write
+from quant_tests import fresh_dir, generator_main, write
 
 DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/ort-format-tests")
 F32 = TensorProto.FLOAT
@@ -248,9 +246,7 @@ def dynamic_lstm_ops(out, rng):
 
 
 def generate(out):
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+    fresh_dir(out)
     rng = np.random.default_rng(23)
     transformer_ops(out, rng)
     qoperator_ops(out, rng)
@@ -258,16 +254,5 @@ def generate(out):
     return sorted(os.listdir(out))
 
 
-def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=DEFAULT_OUT)
-    args = ap.parse_args()
-    names = generate(args.out)
-    print("%d tests written to %s" % (len(names), args.out))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__, DEFAULT_OUT, generate))

@@ -40,6 +40,25 @@ def rand(rng, dtype, shape):
     return rng.integers(info.min, info.max + 1, shape).astype(NP[dtype])
 
 
+def fresh_dir(out):
+    """Empties (or creates) the folder a generator writes its tests to."""
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+
+
+def generator_main(doc, default_out, generate):
+    """The command line of the test generators: --out DIR, then what was
+    written. `generate(out)` returns the tests' names."""
+    ap = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=default_out)
+    args = ap.parse_args()
+    names = generate(args.out)
+    print("%d tests written to %s" % (len(names), args.out))
+    return 0
+
+
 def write(out, name, nodes, inputs, outputs, feeds, opset=13, results=None,
           domains=(), initializers=(), threads=None):
     """`domains`: extra (domain, version) opset imports (com.microsoft);
@@ -168,9 +187,7 @@ def qlinear_matmul(out, rng, name, t, m, k, n):
 
 
 def generate(out):
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+    fresh_dir(out)
     rng = np.random.default_rng(7)
     U8, S8 = TensorProto.UINT8, TensorProto.INT8
     matmul_integer(out, rng, "test_q_matmulinteger_u8u8_zp_k40", U8, U8,
@@ -196,16 +213,5 @@ def generate(out):
     return sorted(os.listdir(out))
 
 
-def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=DEFAULT_OUT)
-    args = ap.parse_args()
-    names = generate(args.out)
-    print("%d tests written to %s" % (len(names), args.out))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__, DEFAULT_OUT, generate))

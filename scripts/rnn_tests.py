@@ -19,16 +19,14 @@ linear_before_reset either way. Run them like node tests:
 Deterministic (fixed seeds); nothing is downloaded.
 """
 
-import argparse
 import os
-import shutil
 import sys
 
 import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
-from quant_tests import write
+from quant_tests import fresh_dir, generator_main, write
 
 DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/rnn-tests")
 F32, I32 = TensorProto.FLOAT, TensorProto.INT32
@@ -105,9 +103,7 @@ def recurrent(out, rng, name, op, steps, batch, inputs, hidden,
 
 
 def generate(out):
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+    fresh_dir(out)
     rng = np.random.default_rng(11)
     recurrent(out, rng, "test_r_lstm_bidir_lengths_peepholes", "LSTM", 12, 3,
               20, 32, "bidirectional", lengths=[12, 7, 1], initial=True,
@@ -136,16 +132,5 @@ def generate(out):
     return sorted(os.listdir(out))
 
 
-def main():
-    ap = argparse.ArgumentParser(
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default=DEFAULT_OUT)
-    args = ap.parse_args()
-    names = generate(args.out)
-    print("%d tests written to %s" % (len(names), args.out))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generator_main(__doc__, DEFAULT_OUT, generate))

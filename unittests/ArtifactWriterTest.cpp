@@ -258,32 +258,24 @@ namespace {
 // The format's one table of element types numbers them as ONNX's
 // TensorProto.DataType does (the ONNX dialect's table is the other side).
 TEST(ArtifactFormat, DtypesAreNumberedAsOnnxNumbersThem) {
-  struct Entry {
-    uint32_t number;
-    const char *longName;
-    uint32_t bits;
-  };
-  const Entry entries[] = {
-#define DLC_TEST_ENTRY(name, number, shortName, longName, bits, kind)          \
-  {number, longName, bits},
-      DLCX_DTYPES(DLC_TEST_ENTRY)
-#undef DLC_TEST_ENTRY
-  };
-  for (const Entry &e : entries) {
-    std::string onnxName = onnx::getDataTypeName(e.number);
-    std::string expected = e.longName;
+  size_t count;
+  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
+  EXPECT_EQ(count, 15u);
+  for (const dlcx_dtype_info_t &e : llvm::ArrayRef(table, count)) {
+    std::string expected = e.long_name;
     if (expected == "float32")
       expected = "float";
     else if (expected == "float64")
       expected = "double";
     for (char &c : expected)
       c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    EXPECT_EQ(onnxName, expected) << "dtype " << e.number;
+    EXPECT_EQ(onnx::getDataTypeName(e.number), expected)
+        << "dtype " << e.number;
+    EXPECT_EQ(dlcx_dtype_info(e.number), &e);
     EXPECT_EQ(dlcx_dtype_bits(e.number), e.bits);
-    EXPECT_STREQ(dlcx_dtype_long_name(e.number), e.longName);
   }
-  EXPECT_EQ(dlcx_dtype_bits(8), 0u); // ONNX's STRING: not in artifacts
-  EXPECT_EQ(dlcx_dtype_name(8), nullptr);
+  EXPECT_EQ(dlcx_dtype_info(8), nullptr); // ONNX's STRING: not in artifacts
+  EXPECT_EQ(dlcx_dtype_bits(8), 0u);
 }
 
 } // namespace

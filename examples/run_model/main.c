@@ -27,8 +27,8 @@ static int fail(const char *what, dlc_status_t status, const char *message) {
 
 /* The name of an element type, from the artifact format's table. */
 static const char *dtype_name(uint32_t dtype) {
-  const char *name = dlcx_dtype_name(dtype);
-  return name ? name : "?";
+  const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
+  return info ? info->name : "?";
 }
 
 static void print_info(const char *kind, uint32_t index,

@@ -120,6 +120,26 @@ void printStats(const dlc::ArtifactStats &s, double seconds,
 
 } // namespace
 
+std::string dlc::checkCompileOptions(const CompileOptions &options) {
+  // PTX, SPIR-V and objects are one target's code each.
+  struct Code {
+    EmitKind emit;
+    TargetKind kind;
+    const char *flag, *target;
+  };
+  static const Code codes[] = {
+      {EmitKind::PTX, TargetKind::CUDA, "ptx", "cuda"},
+      {EmitKind::SPIRV, TargetKind::Vulkan, "spirv", "vulkan"},
+      {EmitKind::Object, TargetKind::CPU, "obj", "cpu"},
+  };
+  for (const Code &c : codes)
+    if (options.emit == c.emit && options.target.kind != c.kind)
+      return (llvm::Twine("--emit=") + c.flag + " needs a " + c.target +
+              " target, not " + options.target.str())
+          .str();
+  return "";
+}
+
 /// Runs the stages after import on `module` and writes the output.
 static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
                                    const dlc::CompileOptions &options,
@@ -157,30 +177,15 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   KernelBinary binary;
   switch (target.kind) {
   case TargetKind::CPU:
-    if (options.emit == EmitKind::PTX || options.emit == EmitKind::SPIRV)
-      return emitError(module->getLoc(), "--emit=")
-             << (options.emit == EmitKind::PTX ? "ptx" : "spirv") << " needs a "
-             << (options.emit == EmitKind::PTX ? "cuda" : "vulkan")
-             << " target, not " << target.str();
     if (failed(compileCPUKernels(*kernels, target,
                                  options.emit == EmitKind::Object, binary)))
       return failure();
     break;
   case TargetKind::Vulkan:
-    if (options.emit == EmitKind::PTX || options.emit == EmitKind::Object)
-      return emitError(module->getLoc(), "--emit=")
-             << (options.emit == EmitKind::PTX ? "ptx needs a cuda"
-                                               : "obj needs a cpu")
-             << " target, not " << target.str();
     if (failed(compileVulkanKernels(*kernels, target, binary)))
       return failure();
     break;
   case TargetKind::CUDA:
-    if (options.emit == EmitKind::SPIRV || options.emit == EmitKind::Object)
-      return emitError(module->getLoc(), "--emit=")
-             << (options.emit == EmitKind::SPIRV ? "spirv needs a vulkan"
-                                                 : "obj needs a cpu")
-             << " target, not " << target.str();
     if (failed(compileCUDAKernels(*kernels, target, /*requirePtxas=*/false,
                                   binary)))
       return failure();
@@ -214,6 +219,8 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
 LogicalResult dlc::compileONNXFile(MLIRContext &context, StringRef inputPath,
                                    const CompileOptions &options,
                                    llvm::raw_ostream &output) {
+  if (std::string error = checkCompileOptions(options); !error.empty())
+    return emitError(FileLineColLoc::get(&context, inputPath, 0, 0), error);
   return compileModule(
       importONNXFile(context, inputPath, options.importOptions), options,
       output);
@@ -223,6 +230,8 @@ LogicalResult dlc::compileONNXBuffer(MLIRContext &context, StringRef buffer,
                                      StringRef bufferName, bool isText,
                                      const CompileOptions &options,
                                      llvm::raw_ostream &output) {
+  if (std::string error = checkCompileOptions(options); !error.empty())
+    return emitError(FileLineColLoc::get(&context, bufferName, 0, 0), error);
   return compileModule(importONNXBuffer(context, buffer, bufferName, isText,
                                         options.importOptions),
                        options, output);

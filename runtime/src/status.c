@@ -52,8 +52,8 @@ uint32_t dlc_dtype_half_bytes(uint32_t dtype) {
 }
 
 const char *dlc_dtype_name(uint32_t dtype) {
-  const char *name = dlcx_dtype_name(dtype);
-  return name ? name : "unknown";
+  const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
+  return info ? info->name : "unknown";
 }
 
 const char *dlc_target_name(uint32_t target) {

@@ -181,6 +181,11 @@ int main(int argc, char **argv) {
                                                       : dlc::Stage::Codegen;
   options.printStats = printStats;
   options.importOptions = std::move(importOptions);
+  // Refused before the model is read, let alone compiled.
+  if (std::string error = dlc::checkCompileOptions(options); !error.empty()) {
+    llvm::errs() << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
 
   std::string outputPath =
       outputFile.empty() ? defaultOutput(inputFile, emitKind) : outputFile;

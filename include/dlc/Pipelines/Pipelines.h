@@ -31,6 +31,10 @@ struct CompileOptions {
   ONNXImportOptions importOptions;
 };
 
+/// Why `options` cannot be compiled as asked before anything runs (an
+/// --emit of one target's code for another target), or "".
+std::string checkCompileOptions(const CompileOptions &options);
+
 /// ONNX nodes to linalg/tensor/arith/math, then cleanup.
 void buildLegalizePipeline(mlir::OpPassManager &pm);
 

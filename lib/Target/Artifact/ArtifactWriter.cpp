@@ -250,15 +250,12 @@ static uint32_t dlcxDtype(Type t) {
     kind = i.isUnsigned() ? 'u' : 'i';
   else
     return 0;
-  static const uint32_t dtypes[] = {
-#define DLC_DTYPE_NUMBER(name, number, shortName, longName, bits, kind) number,
-      DLCX_DTYPES(DLC_DTYPE_NUMBER)
-#undef DLC_DTYPE_NUMBER
-  };
-  for (uint32_t d : dtypes)
-    if (d != DLCX_DTYPE_BF16 && dlcx_dtype_kind(d) == kind &&
-        dlcx_dtype_bits(d) == t.getIntOrFloatBitWidth())
-      return d;
+  size_t count;
+  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
+  for (const dlcx_dtype_info_t &d : llvm::ArrayRef(table, count))
+    if (d.number != DLCX_DTYPE_BF16 && d.kind == kind &&
+        d.bits == t.getIntOrFloatBitWidth())
+      return d.number;
   return 0;
 }
 

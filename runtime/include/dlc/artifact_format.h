@@ -94,53 +94,41 @@ typedef enum dlcx_dtype_e {
 #undef DLCX_DTYPE_ENUMERATOR
 } dlcx_dtype_t;
 
+/* One row of the table. */
+typedef struct dlcx_dtype_info_t {
+  uint32_t number;
+  const char *name;      /* "f32" */
+  const char *long_name; /* "float32", as NumPy and ONNX spell it */
+  uint32_t bits;         /* of one element */
+  char kind;             /* 'f', 'i', 'u' or 'b' */
+} dlcx_dtype_info_t;
+
+/* The table's rows; `*count` gets their number. */
+static inline const dlcx_dtype_info_t *dlcx_dtype_table(size_t *count) {
+  static const dlcx_dtype_info_t table[] = {
+#define DLCX_DTYPE_ROW(name, number, short_name, long_name, bits, kind)        \
+  {number, short_name, long_name, bits, kind},
+      DLCX_DTYPES(DLCX_DTYPE_ROW)
+#undef DLCX_DTYPE_ROW
+  };
+  *count = sizeof(table) / sizeof(table[0]);
+  return table;
+}
+
+/* The row of `dtype`, or NULL for a number the table lacks. */
+static inline const dlcx_dtype_info_t *dlcx_dtype_info(uint32_t dtype) {
+  size_t count, i;
+  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
+  for (i = 0; i < count; ++i)
+    if (table[i].number == dtype)
+      return &table[i];
+  return NULL;
+}
+
 /* Bits of one element of `dtype`; 0 for a number the table lacks. */
 static inline uint32_t dlcx_dtype_bits(uint32_t dtype) {
-  switch (dtype) {
-#define DLCX_DTYPE_BITS(name, number, short_name, long_name, bits, kind)       \
-  case number:                                                                 \
-    return bits;
-    DLCX_DTYPES(DLCX_DTYPE_BITS)
-#undef DLCX_DTYPE_BITS
-  }
-  return 0;
-}
-
-/* The short name ("f32") of `dtype`, or NULL. */
-static inline const char *dlcx_dtype_name(uint32_t dtype) {
-  switch (dtype) {
-#define DLCX_DTYPE_NAME(name, number, short_name, long_name, bits, kind)       \
-  case number:                                                                 \
-    return short_name;
-    DLCX_DTYPES(DLCX_DTYPE_NAME)
-#undef DLCX_DTYPE_NAME
-  }
-  return NULL;
-}
-
-/* The long name ("float32", as NumPy and ONNX spell it) of `dtype`, or
- * NULL. */
-static inline const char *dlcx_dtype_long_name(uint32_t dtype) {
-  switch (dtype) {
-#define DLCX_DTYPE_LONG_NAME(name, number, short_name, long_name, bits, kind)  \
-  case number:                                                                 \
-    return long_name;
-    DLCX_DTYPES(DLCX_DTYPE_LONG_NAME)
-#undef DLCX_DTYPE_LONG_NAME
-  }
-  return NULL;
-}
-
-/* The kind ('f', 'i', 'u', 'b') of `dtype`, or 0. */
-static inline char dlcx_dtype_kind(uint32_t dtype) {
-  switch (dtype) {
-#define DLCX_DTYPE_KIND(name, number, short_name, long_name, bits, kind)       \
-  case number:                                                                 \
-    return kind;
-    DLCX_DTYPES(DLCX_DTYPE_KIND)
-#undef DLCX_DTYPE_KIND
-  }
-  return 0;
+  const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
+  return info ? info->bits : 0;
 }
 
 typedef enum dlcx_section_kind_e {

@@ -25,7 +25,8 @@ static unsigned dlc_npy_bytes(uint32_t dtype) {
  * (viewable with ml_dtypes). */
 static const char *dlc_npy_descr(uint32_t dtype, char out[4]) {
   unsigned bytes = dlc_npy_bytes(dtype);
-  char kind = dlcx_dtype_kind(dtype);
+  const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
+  char kind = info ? info->kind : '?';
   if (dtype == DLCX_DTYPE_BF16)
     kind = 'u';
   out[0] = bytes == 1 ? '|' : '<';
@@ -36,12 +37,13 @@ static const char *dlc_npy_descr(uint32_t dtype, char out[4]) {
 }
 
 const char *dlc_tensor_dtype_name(uint32_t dtype) {
-  const char *name = dlcx_dtype_long_name(dtype);
-  return name ? name : "unknown";
+  const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
+  return info ? info->long_name : "unknown";
 }
 
 int dlc_tensor_dtype_is_float(uint32_t dtype) {
-  return dlcx_dtype_kind(dtype) == 'f';
+  const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
+  return info && info->kind == 'f';
 }
 
 static int dlc_is_nibble(uint32_t dtype) { return dlcx_dtype_bits(dtype) == 4; }
@@ -297,13 +299,8 @@ static const char *dlc_npy_value(const char *header, const char *key) {
 
 /* The dtype a .npy descr stands for (bf16 only as '<V2'), or 0. */
 static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
-  static const uint32_t dtypes[] = {
-#define DLC_DTYPE_NUMBER(name, number, short_name, long_name, bits, kind)      \
-  number,
-      DLCX_DTYPES(DLC_DTYPE_NUMBER)
-#undef DLC_DTYPE_NUMBER
-  };
-  size_t i;
+  size_t count, i;
+  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
   if (length != 3)
     return 0;
   /* One-byte types carry '|'; others must be little-endian ('<'), or native
@@ -312,13 +309,11 @@ static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
     return 0;
   if (descr[1] == 'V' && descr[2] == '2')
     return DLCX_DTYPE_BF16;
-  for (i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); ++i) {
-    uint32_t bits = dlcx_dtype_bits(dtypes[i]);
-    if (dtypes[i] != DLCX_DTYPE_BF16 && bits % 8 == 0 &&
-        dlcx_dtype_kind(dtypes[i]) == descr[1] &&
-        descr[2] == (char)('0' + bits / 8))
-      return dtypes[i];
-  }
+  for (i = 0; i < count; ++i)
+    if (table[i].number != DLCX_DTYPE_BF16 && table[i].bits % 8 == 0 &&
+        table[i].kind == descr[1] &&
+        descr[2] == (char)('0' + table[i].bits / 8))
+      return table[i].number;
   return 0;
 }
 
