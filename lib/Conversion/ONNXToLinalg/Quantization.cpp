@@ -1210,11 +1210,22 @@ LogicalResult convertQLinearConcat(NodeRewriter &rw) {
   return rw.replace(result, {*t});
 }
 
+/// The quantized type of a QLinear pool's X, which must have rank 3 or
+/// more (batch, channels and at least one spatial dim).
+FailureOr<IntegerType> quantizedPoolInput(NodeRewriter &rw) {
+  FailureOr<IntegerType> t = quantizedType(rw, 0, "X");
+  if (failed(t))
+    return failure();
+  if (rw.inputType(0).getRank() < 3)
+    return rw.fail("X must have rank 3 or more");
+  return t;
+}
+
 /// QLinearGlobalAveragePool: (X, x_scale, x_zp, y_scale, y_zp); the sum in
 /// i32 with the zero point's share taken out, then one multiplier
 /// x_scale / (y_scale * count).
 LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
-  FailureOr<IntegerType> t = quantizedType(rw, 0, "X");
+  FailureOr<IntegerType> t = quantizedPoolInput(rw);
   if (failed(t))
     return failure();
   FailureOr<QuantParams> x = constantQuantParams(rw, 1, 2, "x");
@@ -1223,8 +1234,6 @@ LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
     return failure();
   RankedTensorType type = rw.inputType(0);
   int64_t rank = type.getRank();
-  if (rank < 3)
-    return rw.fail("X must have rank 3 or more");
   bool channelsLast = rw.getInt("channels_last", 0) != 0;
   SmallVector<bool> reduced(rank, true);
   reduced[0] = false;
@@ -1301,13 +1310,11 @@ LogicalResult convertQLinearGlobalAveragePool(NodeRewriter &rw) {
 /// AveragePool and QuantizeLinear.
 LogicalResult convertQLinearAveragePool(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
-  FailureOr<IntegerType> t = quantizedType(rw, 0, "X");
+  FailureOr<IntegerType> t = quantizedPoolInput(rw);
   if (failed(t))
     return failure();
   RankedTensorType type = rw.inputType(0);
   int64_t rank = type.getRank();
-  if (rank < 3)
-    return rw.fail("X must have rank 3 or more");
   bool channelsLast = rw.getInt("channels_last", 0) != 0;
   SmallVector<int64_t> kernel = rw.getInts("kernel_shape");
   SmallVector<int64_t> pads = rw.getInts("pads");

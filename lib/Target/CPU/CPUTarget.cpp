@@ -90,48 +90,38 @@ createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
   return tm;
 }
 
-/// Whether LLVM lowers llvm.roundeven to one instruction on this target
-/// (roundps/vroundps from SSE4.1, frintn on AArch64) rather than a libm
-/// call, which kernels must not make.
+/// Whether the target has an instruction for something LLVM would
+/// otherwise call a library function for: on x86 when it has
+/// `x86Feature`, on AArch64 always, elsewhere never.
+bool hasNativeInstruction(const llvm::TargetMachine &tm,
+                          llvm::StringRef x86Feature) {
+  switch (tm.getTargetTriple().getArch()) {
+  case llvm::Triple::x86_64:
+  case llvm::Triple::x86:
+    return tm.getMCSubtargetInfo()->checkFeatures(x86Feature);
+  case llvm::Triple::aarch64:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// llvm.roundeven in one instruction (roundps/vroundps from SSE4.1,
+/// frintn on AArch64) rather than a libm call, which kernels must not make.
 bool hasNativeRoundEven(const llvm::TargetMachine &tm) {
-  switch (tm.getTargetTriple().getArch()) {
-  case llvm::Triple::x86_64:
-  case llvm::Triple::x86:
-    return tm.getMCSubtargetInfo()->checkFeatures("+sse4.1");
-  case llvm::Triple::aarch64:
-    return true;
-  default:
-    return false;
-  }
+  return hasNativeInstruction(tm, "+sse4.1");
 }
 
-/// Whether LLVM converts f64 to f16 in one instruction on this target
-/// (AArch64's fcvt, x86's AVX512-FP16 vcvtsd2sh) rather than calling
-/// __truncdfhf2.
+/// f64 to f16 in one instruction (AArch64's fcvt, x86's AVX512-FP16
+/// vcvtsd2sh) rather than a call of __truncdfhf2.
 bool hasNativeF64ToF16(const llvm::TargetMachine &tm) {
-  switch (tm.getTargetTriple().getArch()) {
-  case llvm::Triple::x86_64:
-  case llvm::Triple::x86:
-    return tm.getMCSubtargetInfo()->checkFeatures("+avx512fp16");
-  case llvm::Triple::aarch64:
-    return true;
-  default:
-    return false;
-  }
+  return hasNativeInstruction(tm, "+avx512fp16");
 }
 
-/// Whether the target fuses a multiply-add in one rounding (x86's FMA3,
-/// AArch64's fmadd) rather than LLVM calling fmaf.
+/// A multiply-add fused in one rounding (x86's FMA3, AArch64's fmadd)
+/// rather than a call of fmaf.
 bool hasNativeFma(const llvm::TargetMachine &tm) {
-  switch (tm.getTargetTriple().getArch()) {
-  case llvm::Triple::x86_64:
-  case llvm::Triple::x86:
-    return tm.getMCSubtargetInfo()->checkFeatures("+fma");
-  case llvm::Triple::aarch64:
-    return true;
-  default:
-    return false;
-  }
+  return hasNativeInstruction(tm, "+fma");
 }
 
 /// Finds ld.lld: next to the LLVM tools dlc was built against, else on PATH.
