@@ -9,6 +9,8 @@
 #include "dlc/Target/KernelBinary.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -95,13 +97,73 @@ OwningOpRef<ModuleOp> extractKernels(ModuleOp host) {
   return kernels;
 }
 
-void printStats(const dlc::ArtifactStats &s, double seconds,
-                const dlc::TargetDescription &target, llvm::raw_ostream &os) {
+/// What the kernels' contractions compute in: integer (i8 x i8 -> i32 and
+/// other integer products), float, or none (elementwise, pooling, data
+/// movement); and the float ones that read and write 8-bit tensors (a
+/// quantized model's layer that still runs in float).
+struct KernelArithmetic {
+  unsigned integer = 0, floating = 0, none = 0;
+  SmallVector<std::string> floatBetweenInt8;
+};
+
+KernelArithmetic classifyKernels(ModuleOp kernels) {
+  KernelArithmetic out;
+  auto isInt8Tensor = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && tensor.getElementType().isInteger(8);
+  };
+  for (auto f : kernels.getOps<func::FuncOp>()) {
+    if (!f->hasAttr(dlc::kKernelAttr) || f.isExternal())
+      continue;
+    bool intProduct = false, floatProduct = false;
+    f.walk([&](linalg::LinalgOp op) {
+      if (op.getNumReductionLoops() == 0)
+        return;
+      for (Operation &inner : op->getRegion(0).front()) {
+        intProduct |= isa<arith::MulIOp>(inner);
+        floatProduct |= isa<arith::MulFOp, math::FmaOp>(inner);
+      }
+    });
+    if (floatProduct) {
+      ++out.floating;
+      FunctionType type = f.getFunctionType();
+      if (llvm::any_of(type.getInputs(), isInt8Tensor) &&
+          llvm::any_of(type.getResults(), isInt8Tensor)) {
+        llvm::SetVector<StringRef> nodes;
+        f.walk([&](Operation *op) {
+          // Constants are named after their initializers, not nodes.
+          if (isa<arith::ConstantOp>(op))
+            return;
+          op->getLoc()->walk([&](Location l) {
+            if (auto name = dyn_cast<NameLoc>(l))
+              nodes.insert(name.getName().getValue());
+            return WalkResult::advance();
+          });
+        });
+        out.floatBetweenInt8.push_back(
+            (f.getSymName() + " (" + llvm::join(nodes, ", ") + ")").str());
+      }
+    } else if (intProduct) {
+      ++out.integer;
+    } else {
+      ++out.none;
+    }
+  }
+  return out;
+}
+
+void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
+                double seconds, const dlc::TargetDescription &target,
+                llvm::raw_ostream &os) {
   auto kib = [](uint64_t b) { return llvm::format("%.1f KiB", b / 1024.0); };
   os << "target:          " << target.str() << "\n";
   os << "onnx nodes:      " << s.onnxNodes << "\n";
   os << "kernels:         " << s.kernels << " (" << s.launches
      << " launches)\n";
+  os << "arithmetic:      " << arith.integer << " integer, " << arith.floating
+     << " float, " << arith.none << " without products\n";
+  for (const std::string &k : arith.floatBetweenInt8)
+    os << "float in int8:   " << k << "\n";
   os << "arena:           " << s.plan.arenaSize << " bytes ("
      << kib(s.plan.arenaSize) << "), lower bound " << s.plan.lowerBound
      << ", no reuse " << s.plan.noReuseSize << ", ratio "
@@ -174,6 +236,9 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
 
   const TargetDescription &target = options.target;
   OwningOpRef<ModuleOp> kernels = extractKernels(*module);
+  KernelArithmetic arith;
+  if (options.printStats)
+    arith = classifyKernels(*kernels);
   KernelBinary binary;
   switch (target.kind) {
   case TargetKind::CPU:
@@ -211,7 +276,7 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    printStats(stats, seconds, target, llvm::errs());
+    printStats(stats, arith, seconds, target, llvm::errs());
   }
   return success();
 }
