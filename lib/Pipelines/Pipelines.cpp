@@ -99,8 +99,9 @@ OwningOpRef<ModuleOp> extractKernels(ModuleOp host) {
 
 /// What the kernels' contractions compute in: integer (i8 x i8 -> i32 and
 /// other integer products), float, or none (elementwise, pooling, data
-/// movement); and the float ones that read and write 8-bit tensors (a
-/// quantized model's layer that still runs in float).
+/// movement); and the float ones that read or write 8-bit tensors (a
+/// quantized model's layer that still runs in float: it dequantizes its
+/// int8 weights or activations, or quantizes its result).
 struct KernelArithmetic {
   unsigned integer = 0, floating = 0, none = 0;
   SmallVector<std::string> floatBetweenInt8;
@@ -127,7 +128,7 @@ KernelArithmetic classifyKernels(ModuleOp kernels) {
     if (floatProduct) {
       ++out.floating;
       FunctionType type = f.getFunctionType();
-      if (llvm::any_of(type.getInputs(), isInt8Tensor) &&
+      if (llvm::any_of(type.getInputs(), isInt8Tensor) ||
           llvm::any_of(type.getResults(), isInt8Tensor)) {
         llvm::SetVector<StringRef> nodes;
         f.walk([&](Operation *op) {
@@ -163,7 +164,7 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
   os << "arithmetic:      " << arith.integer << " integer, " << arith.floating
      << " float, " << arith.none << " without products\n";
   for (const std::string &k : arith.floatBetweenInt8)
-    os << "float in int8:   " << k << "\n";
+    os << "float on int8:   " << k << "\n";
   os << "arena:           " << s.plan.arenaSize << " bytes ("
      << kib(s.plan.arenaSize) << "), lower bound " << s.plan.lowerBound
      << ", no reuse " << s.plan.noReuseSize << ", ratio "
