@@ -56,6 +56,46 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+namespace {
+
+struct CodegenPipelineOptions
+    : public PassPipelineOptions<CodegenPipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("The target, as dlc-compile --target names it"),
+      llvm::cl::init("cpu")};
+};
+
+/// Registers a kernel code generation pipeline taking a target option;
+/// `build` adds the passes, or fails with a message.
+void registerCodegenPipeline(
+    StringRef arg, StringRef description,
+    std::function<LogicalResult(OpPassManager &, const dlc::TargetDescription &,
+                                std::string &)>
+        build) {
+  registerPassPipeline(
+      arg, description,
+      [build, arg](OpPassManager &pm, StringRef text,
+                   function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CodegenPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        llvm::Expected<dlc::TargetDescription> target =
+            dlc::TargetDescription::parse(options.target);
+        if (!target)
+          return errorHandler(arg + ": " + llvm::toString(target.takeError()));
+        std::string error;
+        if (failed(build(pm, *target, error)))
+          return errorHandler(arg + ": " + error);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(CodegenPipelineOptions());
+      });
+}
+
+} // namespace
+
 void dlc::registerPipelines() {
   PassPipelineRegistration<>(
       "dlc-legalize",
@@ -67,6 +107,25 @@ void dlc::registerPipelines() {
   PassPipelineRegistration<>(
       "dlc-dispatch", "Form dispatch regions and outline them as kernels",
       [](OpPassManager &pm) { buildDispatchPipeline(pm); });
+  registerCodegenPipeline(
+      "dlc-codegen-tiling",
+      "Kernels: fuse, tile into workgroups (and threads), bufferize",
+      [](OpPassManager &pm, const TargetDescription &target, std::string &) {
+        buildKernelTilingPipeline(pm, target);
+        return success();
+      });
+  registerCodegenPipeline(
+      "dlc-codegen-cpu",
+      "Kernels to the LLVM dialect for a CPU target, as dlc-compile does",
+      [](OpPassManager &pm, const TargetDescription &target,
+         std::string &error) -> LogicalResult {
+        if (target.isGPU()) {
+          error = "needs a cpu target, not " + target.str();
+          return failure();
+        }
+        buildKernelTilingPipeline(pm, target);
+        return buildCPULoweringPipeline(pm, target, error);
+      });
 }
 
 namespace {
@@ -237,6 +296,11 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
 
   const TargetDescription &target = options.target;
   OwningOpRef<ModuleOp> kernels = extractKernels(*module);
+  if (mlir && options.stopAfter == Stage::Kernels) {
+    kernels->print(output);
+    output << "\n";
+    return success();
+  }
   KernelArithmetic arith;
   if (options.printStats)
     arith = classifyKernels(*kernels);

@@ -67,6 +67,9 @@ static cl::opt<dlc::Stage> stopAfter(
                           "graph-level optimization"),
                clEnumValN(dlc::Stage::Dispatch, "dispatch",
                           "dispatch formation"),
+               clEnumValN(dlc::Stage::Kernels, "kernels",
+                          "the kernels alone, before code generation (what "
+                          "dlc-opt's dlc-codegen-* pipelines take)"),
                clEnumValN(dlc::Stage::Codegen, "codegen",
                           "kernel code generation (default)")),
     cl::cat(category));

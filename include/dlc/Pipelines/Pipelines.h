@@ -17,7 +17,7 @@
 namespace dlc {
 
 /// Stages of dlc-compile, in order.
-enum class Stage { Import, Legalize, Optimize, Dispatch, Codegen };
+enum class Stage { Import, Legalize, Optimize, Dispatch, Kernels, Codegen };
 
 /// What dlc-compile writes.
 enum class EmitKind { MLIR, Dispatches, PTX, SPIRV, Object, Artifact };
@@ -46,7 +46,11 @@ void buildOptimizePipeline(mlir::OpPassManager &pm);
 void buildDispatchPipeline(mlir::OpPassManager &pm,
                            const TargetDescription *target = nullptr);
 
-/// Registers the pipelines with the global registry for dlc-opt.
+/// Registers the pipelines with the global registry for dlc-opt: the
+/// front half (dlc-legalize, dlc-optimize, dlc-dispatch) and kernel code
+/// generation on a module of kernels (`--stage=kernels` output):
+/// dlc-codegen-tiling{target=...} for every target, dlc-codegen-cpu
+/// {target=...} down to the LLVM dialect as dlc-compile does it.
 void registerPipelines();
 
 /// Runs everything from the ONNX file to the requested output.

@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class TargetMachine;
+} // namespace llvm
+
 namespace dlc {
 
 /// What the host plan needs to know about one compiled kernel.
@@ -69,6 +73,19 @@ void recordLoopIterations(mlir::ModuleOp module,
 /// the tiled GPU kernels (after runKernelTilingPipeline).
 mlir::LogicalResult rejectLargePrivateMemory(mlir::ModuleOp module,
                                              const TargetDescription &target);
+
+/// The passes that lower tiled CPU kernels (after buildKernelTilingPipeline)
+/// to LLVM dialect functions with the kernel C entry points. Which
+/// instructions exist (roundeven, FMA, f64 to f16) comes from the LLVM
+/// target machine of `target`, which this creates; fails (with `error`)
+/// when LLVM has no such target.
+mlir::LogicalResult buildCPULoweringPipeline(mlir::OpPassManager &pm,
+                                             const TargetDescription &target,
+                                             std::string &error);
+/// Same, with the target machine given.
+void buildCPULoweringPipeline(mlir::OpPassManager &pm,
+                              const TargetDescription &target,
+                              const llvm::TargetMachine &tm);
 
 /// Compiles the kernel functions of `module` (tensor level, as produced by
 /// dlc-outline-dispatches) to native code: an ELF shared object, or with

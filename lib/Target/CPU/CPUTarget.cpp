@@ -13,7 +13,10 @@
 
 #include "dlc/artifact_format.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -178,6 +181,55 @@ LogicalResult linkSharedObject(Location loc, StringRef object,
 
 } // namespace
 
+void dlc::buildCPULoweringPipeline(OpPassManager &pm,
+                                   const TargetDescription &target,
+                                   const llvm::TargetMachine &tm) {
+  pm.addPass(createCPULowerWorkgroups());
+  pm.addPass(createCPULoopOrder());
+  CPURegisterTileOptions registerTile;
+  registerTile.vectorBits = target.vectorBits;
+  pm.addPass(createCPURegisterTile(registerTile));
+  pm.addPass(createCPUScratch());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  // What the target has one instruction for; the rest is expanded before
+  // LLVM would call libm. ARMv7's VFP has no maxnum instruction.
+  LegalizeMathOptions math;
+  math.nativeRoundEven = hasNativeRoundEven(tm);
+  math.expandNumMinMax = tm.getTargetTriple().getArch() == llvm::Triple::arm;
+  math.expandF64ToF16 = !hasNativeF64ToF16(tm);
+  math.nativeFma = hasNativeFma(tm);
+  pm.addPass(createLegalizeMath(math));
+  pm.addPass(createConvertMathToFuncs());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCPUKernelEntry());
+  pm.addPass(createCanonicalizerPass());
+}
+
+LogicalResult dlc::buildCPULoweringPipeline(OpPassManager &pm,
+                                            const TargetDescription &target,
+                                            std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target, error);
+  if (!tm)
+    return failure();
+  buildCPULoweringPipeline(pm, target, *tm);
+  return success();
+}
+
 LogicalResult dlc::compileCPUKernels(ModuleOp module,
                                      const TargetDescription &target,
                                      bool relocatable, KernelBinary &out) {
@@ -193,36 +245,7 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   PassManager lower(module.getContext(), ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(lower)))
     return failure();
-  lower.addPass(createCPULowerWorkgroups());
-  lower.addPass(createCPULoopOrder());
-  CPURegisterTileOptions registerTile;
-  registerTile.vectorBits = target.vectorBits;
-  lower.addPass(createCPURegisterTile(registerTile));
-  // ARMv7's VFP has no maxnum instruction: LLVM would call fmaxf.
-  bool armv7 = tm->getTargetTriple().getArch() == llvm::Triple::arm;
-  std::string legalizeMath =
-      std::string("dlc-legalize-math{native-roundeven=") +
-      (hasNativeRoundEven(*tm) ? "true" : "false") +
-      " expand-num-min-max=" + (armv7 ? "true" : "false") +
-      " expand-f64-to-f16=" + (hasNativeF64ToF16(*tm) ? "false" : "true") +
-      " native-fma=" + (hasNativeFma(*tm) ? "true" : "false") + "}";
-  lower.addPass(createCPUScratch());
-  if (failed(parsePassPipeline(
-          "func.func(convert-linalg-to-loops), lower-affine, " + legalizeMath +
-              ", convert-math-to-funcs, canonicalize, cse, "
-              "convert-scf-to-cf, expand-strided-metadata, lower-affine, "
-              "convert-vector-to-llvm, finalize-memref-to-llvm, "
-              "convert-math-to-llvm, "
-              "convert-arith-to-llvm, convert-index-to-llvm, "
-              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
-              "convert-cf-to-llvm, reconcile-unrealized-casts, "
-              "dlc-cpu-kernel-entry, canonicalize",
-          lower)))
-    return emitError(loc, "internal error: invalid CPU lowering pipeline");
-  // Kernels are public symbols of the code object.
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f->hasAttr(kKernelAttr))
-      f.setPublic();
+  buildCPULoweringPipeline(lower, target, *tm);
   if (failed(lower.run(module)))
     return failure();
 
