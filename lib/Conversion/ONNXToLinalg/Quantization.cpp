@@ -332,22 +332,13 @@ LogicalResult convertDequantizeLinear(NodeRewriter &rw) {
 
 //===--- integer contractions ---------------------------------------------===//
 
-/// One side of an integer contraction: its data, signedness, and an
-/// optional zero point indexed by `zpMap` (null when absent or known 0).
-struct IntegerOperand {
-  Value data;
-  AffineMap map;
-  bool isUnsigned;
-  Value zp;
-  AffineMap zpMap;
-};
+} // namespace
 
-/// acc[out] = sum over the reduction loops of (a - a_zp) * (b - b_zp),
-/// widened to i32.
-Value integerContraction(OpBuilder &b, Location loc, const IntegerOperand &lhs,
-                         const IntegerOperand &rhs, ArrayRef<int64_t> outShape,
-                         AffineMap outMap,
-                         ArrayRef<utils::IteratorType> iterators) {
+Value dlc::integerContraction(OpBuilder &b, Location loc,
+                              const IntegerOperand &lhs,
+                              const IntegerOperand &rhs,
+                              ArrayRef<int64_t> outShape, AffineMap outMap,
+                              ArrayRef<utils::IteratorType> iterators) {
   Type i32 = b.getI32Type();
   SmallVector<GenericOperand> ins = {{lhs.data, lhs.map}, {rhs.data, rhs.map}};
   int lhsZp = -1, rhsZp = -1;
@@ -375,6 +366,8 @@ Value integerContraction(OpBuilder &b, Location loc, const IntegerOperand &lhs,
         return SmallVector<Value>{arith::AddIOp::create(nb, nloc, outs[0], p)};
       })[0];
 }
+
+namespace {
 
 /// Checks that input `i` is an 8-bit integer tensor.
 LogicalResult require8Bit(NodeRewriter &rw, unsigned i, StringRef what) {

@@ -276,34 +276,27 @@ Value quantizedProduct(OpBuilder &b, Location loc, Value a,
   auto aType = cast<RankedTensorType>(a.getType());
   auto wType = cast<RankedTensorType>(q.w.getType());
   int64_t m = aType.getDimSize(0), n = wType.getDimSize(1);
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type f32 = b.getF32Type();
   AffineExpr dm = getAffineDimExpr(0, ctx), dn = getAffineDimExpr(1, ctx),
              dk = getAffineDimExpr(2, ctx);
   auto map3 = [&](ArrayRef<AffineExpr> e) {
     return AffineMap::get(3, 0, e, ctx);
   };
-  Value acc = buildGeneric(
-      b, loc,
-      {{qa, map3({dm, dk})},
-       {q.w, map3({dk, dn})},
-       {za, perRow ? map3({dm}) : map3({})}},
-      {{createFilled(b, loc, {m, n}, i32, b.getI32IntegerAttr(0)),
-        map3({dm, dn})}},
-      {utils::IteratorType::parallel, utils::IteratorType::parallel,
-       utils::IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange in, ValueRange out) {
-        Value x = arith::SubIOp::create(
-            nb, l, arith::ExtUIOp::create(nb, l, i32, in[0]),
-            arith::ExtUIOp::create(nb, l, i32, in[2]));
-        Value w = q.isUnsigned
-                      ? Value(arith::ExtUIOp::create(nb, l, i32, in[1]))
-                      : Value(arith::ExtSIOp::create(nb, l, i32, in[1]));
-        if (q.zeroPoint != 0)
-          w = arith::SubIOp::create(
-              nb, l, w, arith::ConstantIntOp::create(nb, l, i32, q.zeroPoint));
-        return SmallVector<Value>{arith::AddIOp::create(
-            nb, l, out[0], arith::MulIOp::create(nb, l, x, w))};
-      })[0];
+  IntegerOperand lhs{qa, map3({dm, dk}), /*isUnsigned=*/true, za,
+                     perRow ? map3({dm}) : map3({})};
+  IntegerOperand rhs{q.w, map3({dk, dn}), q.isUnsigned, Value(), AffineMap()};
+  if (q.zeroPoint != 0) {
+    rhs.zp = createConstant(
+        b, loc,
+        DenseElementsAttr::get(
+            RankedTensorType::get({}, b.getI8Type()),
+            IntegerAttr::get(b.getI8Type(), APInt(8, q.zeroPoint & 0xff))));
+    rhs.zpMap = map3({});
+  }
+  Value acc = integerContraction(b, loc, lhs, rhs, {m, n}, map3({dm, dn}),
+                                 {utils::IteratorType::parallel,
+                                  utils::IteratorType::parallel,
+                                  utils::IteratorType::reduction});
   AffineMap id2 = b.getMultiDimIdentityMap(2);
   return buildGeneric(
       b, loc,

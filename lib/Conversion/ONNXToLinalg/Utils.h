@@ -175,6 +175,24 @@ private:
   unsigned count = 0;
 };
 
+/// One side of an integer contraction: its data, signedness, and an
+/// optional zero point indexed by `zpMap` (null when absent or known 0).
+struct IntegerOperand {
+  mlir::Value data;
+  mlir::AffineMap map;
+  bool isUnsigned;
+  mlir::Value zp;
+  mlir::AffineMap zpMap;
+};
+
+/// acc[out] = sum over the reduction loops of (a - a_zp) * (b - b_zp),
+/// widened to i32.
+mlir::Value
+integerContraction(mlir::OpBuilder &b, mlir::Location loc,
+                   const IntegerOperand &lhs, const IntegerOperand &rhs,
+                   llvm::ArrayRef<int64_t> outShape, mlir::AffineMap outMap,
+                   llvm::ArrayRef<mlir::utils::IteratorType> iterators);
+
 /// DynamicQuantizeLinear of an f32 tensor the way ONNX Runtime computes
 /// it (asymmetric uint8 over a range that includes 0): the data (signless
 /// i8 holding uint8), its scale (f32) and zero point (i8 holding uint8).
