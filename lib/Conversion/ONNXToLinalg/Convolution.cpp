@@ -48,16 +48,6 @@ SmallVector<int64_t> concat(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return r;
 }
 
-LogicalResult requireFloatInput(NodeRewriter &rw, unsigned i, StringRef name) {
-  if (failed(rw.requireInput(i, name)))
-    return failure();
-  if (isa<FloatType>(rw.inputType(i).getElementType()))
-    return success();
-  return rw.unsupported(name + " has element type " +
-                        llvm::formatv("{0}", rw.onnxElementType(i)).str() +
-                        "; this operator is implemented for floats");
-}
-
 /// Checks that X is (N, C, D1, ..., Dn) with n >= 1.
 LogicalResult requireImage(NodeRewriter &rw) {
   if (rw.inputType(0).getRank() < 3)

@@ -23,23 +23,14 @@ namespace {
 
 constexpr StringLiteral kDomain = "com.microsoft";
 
-LogicalResult requireFloat(NodeRewriter &rw, unsigned i, StringRef name) {
-  if (failed(rw.requireInput(i, name)))
-    return failure();
-  if (!isa<FloatType>(rw.inputType(i).getElementType()))
-    return rw.fail(name + " must be a float tensor, not " +
-                   typeName(rw.onnxElementType(i)));
-  return success();
-}
-
 /// Gelu (erf) of input 0, plus input 1 first when `biased`; the tanh
 /// approximation when `fast`.
 template <bool biased, bool fast>
 LogicalResult convertGeluFamily(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
-  if (failed(requireFloat(rw, 0, "X")))
+  if (failed(requireFloatInput(rw, 0, "X")))
     return failure();
-  if (biased && failed(requireFloat(rw, 1, "bias")))
+  if (biased && failed(requireFloatInput(rw, 1, "bias")))
     return failure();
   OnnxEmitter e(rw);
   Value x = op.getInputs()[0];
@@ -54,7 +45,7 @@ LogicalResult convertGeluFamily(NodeRewriter &rw) {
 
 LogicalResult convertQuickGelu(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
-  if (failed(requireFloat(rw, 0, "X")))
+  if (failed(requireFloatInput(rw, 0, "X")))
     return failure();
   Type t = rw.inputType(0).getElementType();
   OnnxEmitter e(rw);
@@ -67,11 +58,11 @@ LogicalResult convertQuickGelu(NodeRewriter &rw) {
 
 LogicalResult convertSkipLayerNormalization(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
-  if (failed(requireFloat(rw, 0, "input")) ||
-      failed(requireFloat(rw, 1, "skip")) ||
-      failed(requireFloat(rw, 2, "gamma")) ||
-      (rw.hasInput(3) && failed(requireFloat(rw, 3, "beta"))) ||
-      (rw.hasInput(4) && failed(requireFloat(rw, 4, "bias"))))
+  if (failed(requireFloatInput(rw, 0, "input")) ||
+      failed(requireFloatInput(rw, 1, "skip")) ||
+      failed(requireFloatInput(rw, 2, "gamma")) ||
+      (rw.hasInput(3) && failed(requireFloatInput(rw, 3, "beta"))) ||
+      (rw.hasInput(4) && failed(requireFloatInput(rw, 4, "bias"))))
     return failure();
   RankedTensorType inType = rw.inputType(0);
   if (inType.getRank() < 1)

@@ -33,16 +33,6 @@ std::string str(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-LogicalResult requireFloatInput(NodeRewriter &rw, unsigned i, StringRef name) {
-  if (failed(rw.requireInput(i, name)))
-    return failure();
-  if (isa<FloatType>(rw.inputType(i).getElementType()))
-    return success();
-  return rw.unsupported(name + " has element type " +
-                        llvm::formatv("{0}", rw.onnxElementType(i)).str() +
-                        "; this operator is implemented for floats");
-}
-
 /// A map from `numLoops` loops to the listed loop dims.
 AffineMap dimsMap(MLIRContext *ctx, unsigned numLoops, ArrayRef<int64_t> dims) {
   SmallVector<AffineExpr> exprs;

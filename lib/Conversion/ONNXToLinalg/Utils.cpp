@@ -149,6 +149,17 @@ Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
   return b.createOrFold<arith::ExtSIOp>(loc, dst, v);
 }
 
+LogicalResult dlc::requireFloatInput(NodeRewriter &rw, unsigned i,
+                                     StringRef name) {
+  if (failed(rw.requireInput(i, name)))
+    return failure();
+  if (isa<FloatType>(rw.inputType(i).getElementType()))
+    return success();
+  return rw.unsupported(name + " has element type " +
+                        llvm::formatv("{0}", rw.onnxElementType(i)).str() +
+                        "; this operator is implemented for floats");
+}
+
 DenseElementsAttr dlc::getDenseConstant(Value v) {
   DenseElementsAttr attr;
   if (v && matchPattern(v, m_Constant(&attr)))

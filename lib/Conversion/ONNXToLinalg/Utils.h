@@ -89,6 +89,10 @@ mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         llvm::ArrayRef<int64_t> shape);
 
 /// The constant elements behind `v`, if `v` is an inline dense constant.
+/// Checks that input `i` (`name`) exists and has a float element type.
+mlir::LogicalResult requireFloatInput(NodeRewriter &rw, unsigned i,
+                                      llvm::StringRef name);
+
 mlir::DenseElementsAttr getDenseConstant(mlir::Value v);
 
 /// getDenseConstant, or else a constant the importer kept as a resource
