@@ -250,13 +250,7 @@ static uint32_t dlcxDtype(Type t) {
     kind = i.isUnsigned() ? 'u' : 'i';
   else
     return 0;
-  size_t count;
-  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
-  for (const dlcx_dtype_info_t &d : llvm::ArrayRef(table, count))
-    if (d.number != DLCX_DTYPE_BF16 && d.kind == kind &&
-        d.bits == t.getIntOrFloatBitWidth())
-      return d.number;
-  return 0;
+  return dlcx_dtype_find(kind, t.getIntOrFloatBitWidth());
 }
 
 static LogicalResult setPackedShape(Location loc, dlcx_tensor_t &t,

@@ -125,6 +125,18 @@ static inline const dlcx_dtype_info_t *dlcx_dtype_info(uint32_t dtype) {
   return NULL;
 }
 
+/* The dtype of `kind` and `bits` (IEEE f16 for 'f' and 16, not bf16), or 0
+ * when the table has none. */
+static inline uint32_t dlcx_dtype_find(char kind, uint32_t bits) {
+  size_t count, i;
+  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
+  for (i = 0; i < count; ++i)
+    if (table[i].kind == kind && table[i].bits == bits &&
+        table[i].number != DLCX_DTYPE_BF16)
+      return table[i].number;
+  return 0;
+}
+
 /* Bits of one element of `dtype`; 0 for a number the table lacks. */
 static inline uint32_t dlcx_dtype_bits(uint32_t dtype) {
   const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);

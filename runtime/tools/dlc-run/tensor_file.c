@@ -299,8 +299,6 @@ static const char *dlc_npy_value(const char *header, const char *key) {
 
 /* The dtype a .npy descr stands for (bf16 only as '<V2'), or 0. */
 static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
-  size_t count, i;
-  const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
   if (length != 3)
     return 0;
   /* One-byte types carry '|'; others must be little-endian ('<'), or native
@@ -309,12 +307,9 @@ static uint32_t dlc_npy_dtype(const char *descr, size_t length) {
     return 0;
   if (descr[1] == 'V' && descr[2] == '2')
     return DLCX_DTYPE_BF16;
-  for (i = 0; i < count; ++i)
-    if (table[i].number != DLCX_DTYPE_BF16 && table[i].bits % 8 == 0 &&
-        table[i].kind == descr[1] &&
-        descr[2] == (char)('0' + table[i].bits / 8))
-      return table[i].number;
-  return 0;
+  if (descr[2] < '1' || descr[2] > '8')
+    return 0;
+  return dlcx_dtype_find(descr[1], 8u * (uint32_t)(descr[2] - '0'));
 }
 
 static int dlc_npy_read(const char *path, const uint8_t *bytes, size_t size,
