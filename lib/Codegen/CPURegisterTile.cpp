@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -53,6 +54,15 @@ struct Contraction {
   /// How a step folds into the accumulators: out + a * b, or (pooling,
   /// `b` only the window's shape) max(out, a) or out + a.
   enum class Combine { MultiplyAdd, Max, Add } combine = Combine::MultiplyAdd;
+  /// Integer dot products: the reduction loop of 4 steps that one
+  /// instruction takes whole (the innermost index of `a` and `b`), and
+  /// whether `a` is the unsigned operand.
+  std::optional<unsigned> dot;
+  bool aUnsigned = false;
+  /// Integer multiply-adds: i32 += ext(a(i8)) * ext(b(i8)), each input
+  /// zero- or sign-extended as `unsignedInput` says.
+  bool integer = false;
+  bool unsignedInput[2] = {false, false};
 };
 
 /// Whether `e` uses loop `d`.
@@ -108,8 +118,11 @@ bool unitStride(AffineMap map, Value operand, unsigned d, bool exact) {
          strides.back() == 1;
 }
 
+std::optional<std::pair<unsigned, bool>> extendedArgument(Value v);
+
 /// Matches out += a * b in f32 (matmul, 1x1 and depthwise convolutions,
-/// after dlc-cpu-loop-order) and assigns the loops their roles.
+/// after dlc-cpu-loop-order), or in i32 from bytes, and assigns the loops
+/// their roles.
 std::optional<Contraction> match(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureBufferSemantics())
@@ -117,16 +130,18 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   if (!isa<MemRefType>(op.getDpsInitOperand(0)->get().getType()))
     return std::nullopt;
   auto outType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-  if (!outType.getElementType().isF32())
+  bool integer = outType.getElementType().isInteger(32);
+  if (!outType.getElementType().isF32() && !integer)
     return std::nullopt;
   // Body: yield(addf(out, mulf(in0, in1))), in any operand order; or a
   // pooling window's yield(maximumf(out, in0)) / yield(addf(out, in0)),
-  // in1 being the window's shape only.
+  // in1 being the window's shape only; or in i32,
+  // yield(addi(out, muli(ext(in0), ext(in1)))) from bytes.
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   Operation *combiner = yield.getOperand(0).getDefiningOp();
   if (!combiner || combiner->getNumOperands() != 2 ||
-      !isa<arith::AddFOp, arith::MaximumFOp>(combiner))
+      !isa<arith::AddFOp, arith::MaximumFOp, arith::AddIOp>(combiner))
     return std::nullopt;
   Value acc = body.getArgument(2);
   Value lhs = combiner->getOperand(0), rhs = combiner->getOperand(1);
@@ -134,8 +149,21 @@ std::optional<Contraction> match(linalg::GenericOp op) {
     return std::nullopt;
   Value step = lhs == acc ? rhs : lhs;
   Contraction::Combine combine = Contraction::Combine::MultiplyAdd;
-  if (body.getOperations().size() == 2 && step == body.getArgument(0) &&
-      body.getArgument(1).use_empty()) {
+  bool unsignedInput[2] = {false, false};
+  if (integer) {
+    auto mul = step.getDefiningOp<arith::MulIOp>();
+    if (!isa<arith::AddIOp>(combiner) || !mul ||
+        body.getOperations().size() != 5)
+      return std::nullopt;
+    auto l = extendedArgument(mul.getLhs()), r = extendedArgument(mul.getRhs());
+    if (!l || !r || l->first == r->first)
+      return std::nullopt;
+    unsignedInput[l->first] = l->second;
+    unsignedInput[r->first] = r->second;
+  } else if (isa<arith::AddIOp>(combiner)) {
+    return std::nullopt;
+  } else if (body.getOperations().size() == 2 && step == body.getArgument(0) &&
+             body.getArgument(1).use_empty()) {
     combine = isa<arith::MaximumFOp>(combiner) ? Contraction::Combine::Max
                                                : Contraction::Combine::Add;
   } else {
@@ -157,6 +185,9 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   Value out = op.getDpsInitOperand(0)->get();
   Contraction k;
   k.combine = combine;
+  k.integer = integer;
+  k.unsignedInput[0] = unsignedInput[0];
+  k.unsignedInput[1] = unsignedInput[1];
   for (unsigned d = 0; d < iterators.size(); ++d)
     if (iterators[d] == utils::IteratorType::reduction) {
       if (uses(maps[2], d))
@@ -239,6 +270,139 @@ std::optional<Contraction> match(linalg::GenericOp op) {
       if (iterators[d] == utils::IteratorType::parallel && d != k.p &&
           (!f || d != *f))
         k.outer.push_back(d);
+    return k;
+  }
+  return std::nullopt;
+}
+
+/// The block argument an i8 -> i32 extension in a contraction's body
+/// widens, and whether it zero-extends.
+std::optional<std::pair<unsigned, bool>> extendedArgument(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!isa_and_nonnull<arith::ExtUIOp, arith::ExtSIOp>(op) ||
+      !op->getResult(0).getType().isInteger(32))
+    return std::nullopt;
+  auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+  if (!arg || !arg.getType().isInteger(8))
+    return std::nullopt;
+  return std::make_pair(arg.getArgNumber(), isa<arith::ExtUIOp>(op));
+}
+
+/// Matches out(i32) += ext(a(i8)) * ext(b(i8)), one input zero- and the
+/// other sign-extended, whose innermost reduction loop of 4 steps is the
+/// innermost index of both inputs, contiguous (dlc-cpu-int8-conv's layout):
+/// `a`'s vector loop p right outside it, `b` broadcast.
+std::optional<Contraction> matchDot(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
+    return std::nullopt;
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !outType.getElementType().isInteger(32))
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add || body.getOperations().size() != 5)
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return std::nullopt;
+  auto l = extendedArgument(mul.getLhs()), r = extendedArgument(mul.getRhs());
+  if (!l || !r || l->first == r->first || l->second == r->second)
+    return std::nullopt;
+  bool unsignedInput[2];
+  unsignedInput[l->first] = l->second;
+  unsignedInput[r->first] = r->second;
+
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  if (llvm::any_of(trips, ShapedType::isDynamic))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto lastDim = [](AffineMap m, unsigned fromEnd) -> std::optional<unsigned> {
+    if (m.getNumResults() <= fromEnd)
+      return std::nullopt;
+    auto dim =
+        dyn_cast<AffineDimExpr>(m.getResult(m.getNumResults() - 1 - fromEnd));
+    if (!dim)
+      return std::nullopt;
+    return dim.getPosition();
+  };
+  std::optional<unsigned> kd = lastDim(maps[0], 0);
+  if (!kd || lastDim(maps[1], 0) != kd || trips[*kd] != 4 ||
+      iterators[*kd] != utils::IteratorType::reduction || uses(maps[2], *kd))
+    return std::nullopt;
+  auto strides = [](Value v) -> SmallVector<int64_t> {
+    SmallVector<int64_t> s;
+    int64_t offset;
+    if (failed(cast<MemRefType>(v.getType()).getStridesAndOffset(s, offset)))
+      s.clear();
+    return s;
+  };
+  for (unsigned ai = 0; ai < 2; ++ai) {
+    unsigned bi = 1 - ai;
+    Value aValue = op.getDpsInputs()[ai], bValue = op.getDpsInputs()[bi];
+    // p: the output's last index; in a, with coefficient 1 in the index
+    // before k (plain, or a window `ow + kw`), so that a vector's lanes
+    // are neighbouring groups of 4 bytes.
+    std::optional<unsigned> p = lastDim(maps[2], 0);
+    if (!p || iterators[*p] != utils::IteratorType::parallel ||
+        uses(maps[bi], *p) || maps[ai].getNumResults() < 2 ||
+        coefficient(maps[ai].getResult(maps[ai].getNumResults() - 2), *p) !=
+            std::optional<int64_t>(1))
+      continue;
+    // p and k only there in a; a's last two dims contiguous, b's last.
+    bool alone =
+        llvm::all_of(maps[ai].getResults().drop_back(2), [&](AffineExpr e) {
+          return !e.isFunctionOfDim(*p) && !e.isFunctionOfDim(*kd);
+        });
+    SmallVector<int64_t> as = strides(aValue), bs = strides(bValue);
+    if (!alone || as.size() < 2 || as.back() != 1 || as[as.size() - 2] != 4 ||
+        bs.empty() || bs.back() != 1 ||
+        llvm::any_of(maps[bi].getResults().drop_back(),
+                     [&](AffineExpr e) { return e.isFunctionOfDim(*kd); }))
+      continue;
+    Contraction k;
+    k.a = ai;
+    k.b = bi;
+    k.p = *p;
+    k.dot = *kd;
+    k.aUnsigned = unsignedInput[ai];
+    // Rows: a plain dim of the output that b reads linearly and a does
+    // not read.
+    for (unsigned d = 0; d < iterators.size(); ++d) {
+      if (iterators[d] == utils::IteratorType::reduction) {
+        if (d != *kd) {
+          if (uses(maps[2], d))
+            return std::nullopt;
+          k.reductions.push_back(d);
+        }
+        continue;
+      }
+      if (d == *p)
+        continue;
+      bool plainInOut = llvm::any_of(maps[2].getResults(), [&](AffineExpr e) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        return dim && dim.getPosition() == d;
+      });
+      bool linear = llvm::all_of(maps, [&](AffineMap m) {
+        return llvm::all_of(m.getResults(), [&](AffineExpr e) {
+          return coefficient(e, d).has_value();
+        });
+      });
+      if (!k.f && plainInOut && linear && uses(maps[bi], d) &&
+          !uses(maps[ai], d))
+        k.f = d;
+      else
+        k.outer.push_back(d);
+    }
+    if (k.reductions.empty())
+      return std::nullopt;
     return k;
   }
   return std::nullopt;
@@ -543,7 +707,10 @@ struct CPURegisterTilePass
     auto cst = [&](OpBuilder &bld, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(bld, loc, v);
     };
-    VectorType vecType = VectorType::get({lanes}, rewriter.getF32Type());
+    Type accType = cast<MemRefType>(out.getType()).getElementType();
+    VectorType vecType = VectorType::get({lanes}, accType);
+    // Integer dot products: each accumulator lane takes 4 bytes of a.
+    VectorType byteVecType = VectorType::get({lanes * 4}, rewriter.getI8Type());
     unsigned numLoops = trips.size();
     SmallVector<Value> ivs(numLoops);
 
@@ -580,7 +747,7 @@ struct CPURegisterTilePass
     Surroundings around;
     if (chunk == trips[r0])
       around = surroundingsOf(op);
-    if (around.fill && !around.fillValue.getType().isF32())
+    if (around.fill && around.fillValue.getType() != accType)
       around.fill = nullptr;
     // With the epilogue, the nest goes where the epilogue was: what it
     // reads (bias, residual) may be views made after the contraction.
@@ -684,7 +851,7 @@ struct CPURegisterTilePass
             at, loc, VectorType::get({lanes}, at.getI1Type()),
             ValueRange{cst(at, lastLanes)});
       Value zero = arith::ConstantOp::create(
-          at, loc, DenseElementsAttr::get(vecType, at.getF32FloatAttr(0)));
+          at, loc, cast<TypedAttr>(at.getZeroAttr(vecType)));
       auto load = [&](OpBuilder &bb, Value memref, ValueRange idx,
                       bool last) -> Value {
         if (last && mask)
@@ -722,6 +889,8 @@ struct CPURegisterTilePass
         nest.push_back(loop);
         in = OpBuilder::atBlockBegin(loop.getBody());
       }
+      if (k.dot)
+        ivs[*k.dot] = cst(in, 0);
       // The vectors of a: one set, or one per row when the rows are a's.
       SmallVector<Value> avec;
       for (int64_t j = 0; j < (k.rowsInA ? nRows : 1) * n; ++j) {
@@ -731,6 +900,45 @@ struct CPURegisterTilePass
           ivs[*k.f] = cst(in, 0);
         ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
         SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
+        if (k.dot) {
+          // lanes groups of 4 bytes; in a partial block, only the valid
+          // groups' bytes.
+          if (j % n == n - 1 && mask) {
+            Value bytes = vector::CreateMaskOp::create(
+                in, loc, VectorType::get({lanes * 4}, in.getI1Type()),
+                ValueRange{cst(in, lastLanes * 4)});
+            Value pad = arith::ConstantOp::create(
+                in, loc, cast<TypedAttr>(in.getZeroAttr(byteVecType)));
+            avec.push_back(vector::MaskedLoadOp::create(in, loc, byteVecType, a,
+                                                        idx, bytes, pad));
+          } else {
+            avec.push_back(
+                vector::LoadOp::create(in, loc, byteVecType, a, idx));
+          }
+          continue;
+        }
+        // Integer inputs: bytes, widened to the accumulators' i32.
+        VectorType narrow = VectorType::get(
+            {lanes}, cast<MemRefType>(a.getType()).getElementType());
+        auto widen = [&](Value v) -> Value {
+          if (!k.integer)
+            return v;
+          if (k.unsignedInput[k.a])
+            return arith::ExtUIOp::create(in, loc, vecType, v);
+          return arith::ExtSIOp::create(in, loc, vecType, v);
+        };
+        if (k.integer && k.stride == 1) {
+          Value v;
+          if (j % n == n - 1 && mask)
+            v = vector::MaskedLoadOp::create(
+                in, loc, narrow, a, idx, mask,
+                arith::ConstantOp::create(
+                    in, loc, cast<TypedAttr>(in.getZeroAttr(narrow))));
+          else
+            v = vector::LoadOp::create(in, loc, narrow, a, idx);
+          avec.push_back(widen(v));
+          continue;
+        }
         if (phases) {
           // Column c of `a` is column c / 2 of phase c % 2.
           Value c = idx.back();
@@ -748,15 +956,19 @@ struct CPURegisterTilePass
         // loads inside them.
         int64_t valid = j % n == n - 1 ? lastLanes : lanes;
         int64_t needed = 2 * valid - 1;
+        VectorType loadType = k.integer ? narrow : vecType;
         auto chunk = [&](Value base, int64_t count) -> Value {
           SmallVector<Value> at(idx);
           at.back() = base;
           if (count >= lanes)
-            return vector::LoadOp::create(in, loc, vecType, a, at);
+            return vector::LoadOp::create(in, loc, loadType, a, at);
           Value m = vector::CreateMaskOp::create(
               in, loc, VectorType::get({lanes}, in.getI1Type()),
               ValueRange{cst(in, std::max<int64_t>(count, 0))});
-          return vector::MaskedLoadOp::create(in, loc, vecType, a, at, m, zero);
+          return vector::MaskedLoadOp::create(
+              in, loc, loadType, a, at, m,
+              arith::ConstantOp::create(
+                  in, loc, cast<TypedAttr>(in.getZeroAttr(loadType))));
         };
         Value lo = chunk(idx.back(), needed);
         Value hi =
@@ -765,7 +977,7 @@ struct CPURegisterTilePass
         SmallVector<int64_t> even;
         for (int64_t t = 0; t < lanes; ++t)
           even.push_back(2 * t);
-        avec.push_back(vector::ShuffleOp::create(in, loc, lo, hi, even));
+        avec.push_back(widen(vector::ShuffleOp::create(in, loc, lo, hi, even)));
       }
       SmallVector<Value> next;
       Value bv;
@@ -787,13 +999,46 @@ struct CPURegisterTilePass
         if (!bv || !k.rowsInA) {
           row(in, i);
           ivs[k.p] = cst(in, 0);
-          Value s = memref::LoadOp::create(in, loc, b,
-                                           indices(in, loc, maps[k.b], ivs));
-          bv = vector::BroadcastOp::create(in, loc, vecType, s);
+          SmallVector<Value> idx = indices(in, loc, maps[k.b], ivs);
+          if (k.dot) {
+            // b's 4 bytes as one i32, in every lane.
+            Value four = vector::LoadOp::create(
+                in, loc, VectorType::get({4}, in.getI8Type()), b, idx);
+            Value word = vector::ExtractOp::create(
+                in, loc,
+                vector::BitCastOp::create(
+                    in, loc, VectorType::get({1}, in.getI32Type()), four),
+                ArrayRef<int64_t>{0});
+            bv = vector::BitCastOp::create(
+                in, loc, byteVecType,
+                vector::BroadcastOp::create(in, loc, vecType, word));
+          } else {
+            Value s = memref::LoadOp::create(in, loc, b, idx);
+            if (k.integer)
+              s = k.unsignedInput[k.b]
+                      ? Value(arith::ExtUIOp::create(in, loc, accType, s))
+                      : Value(arith::ExtSIOp::create(in, loc, accType, s));
+            bv = vector::BroadcastOp::create(in, loc, vecType, s);
+          }
+        }
+        if (k.dot) {
+          StringAttr name = in.getStringAttr(int8Dot);
+          for (int64_t j = 0; j < n; ++j) {
+            Value u = k.aUnsigned ? aOf(j) : bv, v = k.aUnsigned ? bv : aOf(j);
+            next.push_back(LLVM::CallIntrinsicOp::create(
+                               in, loc, vecType, name,
+                               ValueRange{carried[i * n + j], u, v})
+                               .getResult(0));
+          }
+          continue;
         }
         for (int64_t j = 0; j < n; ++j)
-          next.push_back(
-              vector::FMAOp::create(in, loc, aOf(j), bv, carried[i * n + j]));
+          next.push_back(k.integer
+                             ? Value(arith::AddIOp::create(
+                                   in, loc, carried[i * n + j],
+                                   arith::MulIOp::create(in, loc, aOf(j), bv)))
+                             : Value(vector::FMAOp::create(
+                                   in, loc, aOf(j), bv, carried[i * n + j])));
       }
       scf::YieldOp::create(in, loc, next);
       for (size_t l = nest.size() - 1; l > 0; --l) {
@@ -881,7 +1126,7 @@ struct CPURegisterTilePass
     AffineExpr aLast = maps[k.a].getResults().back();
     bool taps = llvm::any_of(
         k.reductions, [&](unsigned r) { return aLast.isFunctionOfDim(r); });
-    if (k.stride == 2 && !k.rowsInA && taps && aType &&
+    if (k.stride == 2 && !k.rowsInA && !k.integer && taps && aType &&
         aType.hasStaticShape() && aType.getRank() >= 1) {
       ArrayRef<int64_t> shape = aType.getShape();
       int64_t w = shape.back();
@@ -992,7 +1237,14 @@ struct CPURegisterTilePass
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, Contraction>> work;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (std::optional<Contraction> k = match(op))
+      // Dot products first: their contractions are integer multiply-adds
+      // too.
+      std::optional<Contraction> k;
+      if (!int8Dot.empty())
+        k = matchDot(op);
+      if (!k)
+        k = match(op);
+      if (k)
         work.push_back({op, *k});
     });
     for (auto &[op, k] : work)

@@ -242,7 +242,18 @@ std::optional<ChannelLoop> channelsLastLoop(func::FuncOp kernel,
     if (out.getNumResults() == 0 || filter.getNumResults() == 0)
       return;
     auto channel = dyn_cast<AffineDimExpr>(out.getResults().back());
-    if (!channel || filter.getResults().back() != channel ||
+    // The filter's innermost dim, or the one before it when the innermost
+    // is a reduction that is the input's innermost too (4 input channels
+    // adjacent for dot products, dlc-cpu-int8-conv).
+    AffineExpr filterChannel = filter.getResults().back();
+    if (filter.getNumResults() >= 2 && in.getNumResults() >= 1 &&
+        filterChannel == in.getResults().back() &&
+        isa<AffineDimExpr>(filterChannel) &&
+        conv.getIteratorTypesArray()[cast<AffineDimExpr>(filterChannel)
+                                         .getPosition()] ==
+            utils::IteratorType::reduction)
+      filterChannel = filter.getResult(filter.getNumResults() - 2);
+    if (!channel || filterChannel != channel ||
         llvm::any_of(in.getResults(), [&](AffineExpr e) {
           return e.isFunctionOfDim(channel.getPosition());
         }))

@@ -23,6 +23,7 @@
 using namespace mlir;
 
 void dlc::buildLegalizePipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createFoldQDQ());
   pm.addPass(createConvertONNXToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -38,6 +39,10 @@ void dlc::buildOptimizePipeline(OpPassManager &pm) {
 void dlc::buildDispatchPipeline(OpPassManager &pm,
                                 const TargetDescription *target) {
   if (target && target->kind == TargetKind::CPU) {
+    CPUInt8ConvOptions int8;
+    int8.lanes = std::max<int64_t>(target->vectorBits / 32, 4);
+    int8.dotProducts = target->hasInt8DotProduct;
+    pm.addNestedPass<func::FuncOp>(createCPUInt8Conv(int8));
     ConvChannelsLastOptions channelsLast;
     channelsLast.lanes = std::max<int64_t>(target->vectorBits / 32, 4);
     pm.addNestedPass<func::FuncOp>(createConvChannelsLast(channelsLast));

@@ -47,6 +47,15 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest) {
   if (rest.empty() && triple.getArch() == llvm::Triple::x86_64 &&
       llvm::sys::getHostCPUFeatures().lookup("avx512f"))
     t.vectorBits = 512;
+  // VNNI's vpdpbusd at that width: the AVX-512 form, or AVX-VNNI's 256-bit
+  // one.
+  if (rest.empty() && triple.getArch() == llvm::Triple::x86_64) {
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    t.hasInt8DotProduct =
+        t.vectorBits == 512
+            ? host.lookup("avx512vnni") && host.lookup("avx512bw")
+            : t.vectorBits == 256 && host.lookup("avxvnni");
+  }
   t.hasFloat16 = true;
   t.hasInt64 = true;
   t.maxWorkgroupSize = 1;

@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384" | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384 int8-dot=llvm.x86.avx512.vpdpbusd.256" | FileCheck %s --check-prefix=DOT
 
 // C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
 // vectors (16 columns) keep 8 accumulators in registers through the k loop;
@@ -474,6 +475,101 @@ func.func @reshaped_epilogue(%x: memref<2x6x18xf32>, %w: memref<2x3x3xf32>, %bia
   ^bb0(%acc: f32, %b: f32, %o: f32):
     %s = arith.addf %acc, %b : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// With 4-byte dot products (int8-dot names the intrinsic), dlc-cpu-int8-conv's
+// channels-last integer convolution: 16 output channels (two vectors of 8
+// lanes, each lane 4 adjacent input channels: 32 bytes of filter) by rows of
+// output pixels, whose 4 input bytes are loaded as one i32 and broadcast.
+// The 4-step innermost reduction is the dot product instruction's own.
+// DOT-LABEL: func.func @dot_channels
+// DOT: scf.for
+// DOT-COUNT-2: vector.load %{{.*}} : memref<1x2x1x1x16x4xi8>, vector<32xi8>
+// DOT: %[[FOUR:.*]] = vector.load %{{.*}} : memref<1x2x5x5x4xi8>, vector<4xi8>
+// DOT: %[[WORD:.*]] = vector.bitcast %[[FOUR]] : vector<4xi8> to vector<1xi32>
+// DOT: %[[W:.*]] = vector.extract %[[WORD]][0] : i32 from vector<1xi32>
+// DOT: %[[SPLAT:.*]] = vector.broadcast %[[W]] : i32 to vector<8xi32>
+// DOT: %[[BYTES:.*]] = vector.bitcast %[[SPLAT]] : vector<8xi32> to vector<32xi8>
+// DOT: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"(%{{.*}}, %[[BYTES]], %{{.*}}) : (vector<8xi32>, vector<32xi8>, vector<32xi8>) -> vector<8xi32>
+// DOT-NOT: linalg.generic
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d1 + d6, d2 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d3, d5, d6, d7, d4, d8)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @dot_channels(%x: memref<1x2x5x5x4xi8>, %w: memref<1x2x1x1x16x4xi8>, %out: memref<1x5x5x1x16xi32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x2x5x5x4xi8>, memref<1x2x1x1x16x4xi8>) outs(%out : memref<1x5x5x1x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
+
+// -----
+
+// Along pixels: a's vectors are 8 pixels x 4 input channels of a window
+// `ow + kw`, the filter's 4 bytes broadcast per output channel (row). 12
+// pixels are one vector and one of 4 lanes, whose bytes are loaded under a
+// mask of 16 (4 lanes x 4 bytes); the signed filter is the second operand.
+// DOT-LABEL: func.func @dot_pixels
+// DOT: vector.load %{{.*}} : memref<1x1x6x14x4xi8>, vector<32xi8>
+// DOT: vector.create_mask %c16{{.*}} : vector<32xi1>
+// DOT: vector.maskedload %{{.*}} : memref<1x1x6x14x4xi8>, vector<32xi1>, vector<32xi8> into vector<32xi8>
+// DOT: vector.load %{{.*}} : memref<2x1x3x3x4xi8>, vector<4xi8>
+// DOT: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+// DOT: vector.maskedstore
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d2 + d5, d3 + d6, d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d4, d5, d6, d7)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3)>
+func.func @dot_pixels(%x: memref<1x1x6x14x4xi8>, %w: memref<2x1x3x3x4xi8>, %out: memref<1x2x4x12xi32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x1x6x14x4xi8>, memref<2x1x3x3x4xi8>) outs(%out : memref<1x2x4x12xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
+
+// -----
+
+// Integer multiply-adds from bytes without dot products (a depthwise
+// convolution: the rows are the output's, a loop of the input): vectors of
+// 8 input bytes zero-extended to i32, the filter byte sign-extended and
+// broadcast, then muli and addi on i32 accumulators.
+// CHECK-LABEL: func.func @integer_depthwise
+// CHECK: vector.load %{{.*}} : memref<2x6x20xi8>, vector<8xi8>
+// CHECK: arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK: memref.load %{{.*}} : memref<2x3x3xi8>
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: vector.broadcast %{{.*}} : i32 to vector<8xi32>
+// CHECK: arith.muli %{{.*}} : vector<8xi32>
+// CHECK: arith.addi %{{.*}} : vector<8xi32>
+// CHECK-NOT: linalg.generic
+// DOT-LABEL: func.func @integer_depthwise
+// DOT: arith.muli %{{.*}} : vector<8xi32>
+#x = affine_map<(c, y, x, i, j) -> (c, y + i, x + j)>
+#w = affine_map<(c, y, x, i, j) -> (c, i, j)>
+#o = affine_map<(c, y, x, i, j) -> (c, y, x)>
+func.func @integer_depthwise(%x: memref<2x6x20xi8>, %w: memref<2x3x3xi8>, %out: memref<2x4x18xi32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x6x20xi8>, memref<2x3x3xi8>) outs(%out : memref<2x4x18xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
   }
   return
 }

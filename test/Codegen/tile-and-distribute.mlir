@@ -306,6 +306,41 @@ func.func @channels_last_conv(%x: tensor<1x256x9x9xf32>, %w: tensor<2x256x3x3x32
 
 // -----
 
+// The same with 4 input channels innermost for dot products
+// (dlc-cpu-int8-conv): the filter's output channels come before that
+// reduction dim, and the convolution is still split along them.
+// CHECK-LABEL: func.func @dot_channels_last_conv
+// CHECK-SAME: dlc.grid = array<i64: 2, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (32)
+// CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x7x7x1x32xi32>)
+#dlx = affine_map<(n, oh, ow, fb, fi, c, kh, kw, k) -> (n, c, oh + kh, ow + kw, k)>
+#dlw = affine_map<(n, oh, ow, fb, fi, c, kh, kw, k) -> (fb, c, kh, kw, fi, k)>
+#dlo = affine_map<(n, oh, ow, fb, fi, c, kh, kw, k) -> (n, oh, ow, fb, fi)>
+#dlback = affine_map<(n, f, oh, ow) -> (n, oh, ow, f floordiv 32, f mod 32)>
+#dlid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+func.func @dot_channels_last_conv(%x: tensor<1x64x9x9x4xi8>, %w: tensor<2x64x3x3x32x4xi8>) -> tensor<1x64x7x7xi32> attributes {dlc.kernel} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x7x7x2x32xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x7x7x2x32xi32>) -> tensor<1x7x7x2x32xi32>
+  %c = linalg.generic {indexing_maps = [#dlx, #dlw, #dlo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x64x9x9x4xi8>, tensor<2x64x3x3x32x4xi8>) outs(%f : tensor<1x7x7x2x32xi32>) {
+  ^bb0(%a: i8, %b: i8, %o: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %o, %2 : i32
+    linalg.yield %3 : i32
+  } -> tensor<1x7x7x2x32xi32>
+  %e2 = tensor.empty() : tensor<1x64x7x7xi32>
+  %r = linalg.generic {indexing_maps = [#dlback, #dlid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x7x7x2x32xi32>) outs(%e2 : tensor<1x64x7x7xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    %m = arith.maxsi %a, %zero : i32
+    linalg.yield %m : i32
+  } -> tensor<1x64x7x7xi32>
+  return %r : tensor<1x64x7x7xi32>
+}
+
+// -----
+
 // CPU: a matrix-vector product reads each weight once: its work is the
 // weight matrix (64K elements, 4 workgroups of 16384), not its 64K
 // multiply-adds at 64 to one output (1K, one workgroup): its 1024 columns

@@ -329,7 +329,7 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
 }
 
 def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
-  let summary = "CPU kernels: register-tiled SIMD loops for f32 contractions";
+  let summary = "CPU kernels: register-tiled SIMD loops for f32 and integer contractions";
   let description = [{
     For linalg.generic ops on buffers computing out[.., f, .., p] +=
     a[.., p + .., ..] * b[.., f, ..] in f32 with one or more reduction loops
@@ -361,6 +361,22 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     store (also through another reshape of the temporary, by its linear
     offset): the temporary, its fill and the second pass over it go. Ops that
     do not fit are left alone.
+
+    Integer contractions out(i32) += ext(a(i8)) * ext(b(i8)) (each input
+    zero- or sign-extended; dlc-cpu-int8-conv's depthwise convolutions)
+    are tiled like f32 ones: vectors of `a`'s bytes are loaded and widened
+    to i32, `b`'s byte widened and broadcast, and muli + addi replace the
+    fused multiply-add.
+
+    With `int8-dot` naming the target's 4-byte dot product intrinsic
+    (unsigned x signed bytes into i32 lanes, x86 VNNI's
+    `llvm.x86.avx512.vpdpbusd.<bits>`), integer contractions
+    out(i32) += ext(a(i8)) * ext(b(i8)), one operand zero-extended and the
+    other sign-extended, whose innermost reduction loop has 4 steps and is
+    the innermost index of both inputs (dlc-cpu-int8-conv's layout) are
+    tiled the same way: each vector of `a` is lanes x 4 bytes, `b`'s 4
+    bytes are broadcast to every lane, and one dot product instruction
+    replaces 4 multiply-adds per lane.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
@@ -368,8 +384,12 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     Option<"chunkBytes", "chunk-bytes", "int64_t", "65536",
            "Most operand bytes one block reads over a chunk of reduction "
            "steps">,
+    Option<"int8Dot", "int8-dot", "std::string", "\"\"",
+           "The LLVM intrinsic of a 4-byte unsigned x signed dot product "
+           "on vectors of vector-bits (empty: none)">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect",
+                           "mlir::LLVM::LLVMDialect",
                            "mlir::scf::SCFDialect",
                            "mlir::affine::AffineDialect",
                            "mlir::memref::MemRefDialect",

@@ -55,9 +55,7 @@ def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
     (if any) is int32 with zero point 0 and scale sx * sw (checked on the
     constants, to a relative 1e-6). Anything else is left as it is.
 
-    Not in dlc-compile's pipeline yet: integer convolutions on the CPU are
-    slower than the f32 ones they replace until they are vectorized
-    (docs/architecture.md).
+    The first pass of the legalize pipeline, for every target.
   }];
 }
 

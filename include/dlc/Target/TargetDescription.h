@@ -32,6 +32,9 @@ struct TargetDescription {
   /// Capabilities beyond each target's baseline.
   bool hasFloat16 = false;     ///< fp16 arithmetic and storage
   bool hasInt8Storage = false; ///< 8-bit storage buffers (Vulkan)
+  /// 4-byte integer dot products into 32-bit lanes: GPUs' dp4a/dot8 (any
+  /// signedness); CPUs' unsigned x signed bytes at vectorBits (x86 VNNI's
+  /// vpdpbusd, AVX-512 or AVX-VNNI).
   bool hasInt8DotProduct = false;
   bool hasSubgroups = false; ///< subgroups of >= DLCX_MIN_SUBGROUP_SIZE
   bool hasInt64 = false;     ///< 64-bit integers in kernels

@@ -188,6 +188,10 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createCPULoopOrder());
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;
+  // A CPU's 4-byte dot products are x86 VNNI's (TargetDescription.h).
+  if (target.hasInt8DotProduct && tm.getTargetTriple().isX86())
+    registerTile.int8Dot =
+        "llvm.x86.avx512.vpdpbusd." + std::to_string(target.vectorBits);
   pm.addPass(createCPURegisterTile(registerTile));
   pm.addPass(createCPUScratch());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

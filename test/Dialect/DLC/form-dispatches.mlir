@@ -289,3 +289,80 @@ func.func @side_used_elsewhere(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (te
   } -> tensor<4x16xf32>
   return %silu, %sig : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// An op computed into a padding that no convolution reads in the same
+// kernel stays a kernel of its own: that kernel is tiled along the padded
+// tensor, and a tile of the padding would need a tile of its source whose
+// size depends on where it lies. A pad of that pad fuses as usual, into a
+// repack marked dlc.materialize (which does not join its users as a
+// prologue, but takes an elementwise user as its epilogue).
+// CHECK-LABEL: func @computed_into_pad
+// CHECK: %[[S:.*]] = dlc.dispatch(%arg0)
+// CHECK:   math.exp
+// CHECK:   dlc.yield
+// CHECK: %[[P:.*]] = dlc.dispatch(%[[S]])
+// CHECK:   tensor.pad
+// CHECK:   tensor.pad
+// CHECK:   dlc.materialize
+// CHECK:   math.sqrt
+// CHECK:   dlc.yield
+// CHECK: return %[[P]]
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#pk = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 4 + d4, d2, d3)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+func.func @computed_into_pad(%x: tensor<1x3x8x8xf32>) -> tensor<1x1x10x10x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x3x8x8xf32>
+  %s = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x8x8xf32>) outs(%e : tensor<1x3x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<1x3x8x8xf32>
+  %p = tensor.pad %s low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+  %c = tensor.pad %p low[0, 0, 0, 0] high[0, 1, 0, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x3x10x10xf32> to tensor<1x4x10x10xf32>
+  %e5 = tensor.empty() : tensor<1x1x10x10x4xf32>
+  %pk = linalg.generic {indexing_maps = [#pk, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x4x10x10xf32>) outs(%e5 : tensor<1x1x10x10x4xf32>) attrs = {dlc.materialize} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x1x10x10x4xf32>
+  %r = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%pk : tensor<1x1x10x10x4xf32>) outs(%e5 : tensor<1x1x10x10x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.sqrt %a : f32
+    linalg.yield %v : f32
+  } -> tensor<1x1x10x10x4xf32>
+  return %r : tensor<1x1x10x10x4xf32>
+}
+
+// -----
+
+// A repack marked dlc.materialize stays out of the matmul that reads it: the
+// matmul reads the repacked layout from memory.
+// CHECK-LABEL: func @materialized_operand
+// CHECK: %[[T:.*]] = dlc.dispatch(%arg0)
+// CHECK:   dlc.materialize
+// CHECK:   dlc.yield
+// CHECK: %[[M:.*]] = dlc.dispatch(%[[T]], %arg1)
+// CHECK:   linalg.matmul
+// CHECK: return %[[M]]
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#i = affine_map<(d0, d1) -> (d0, d1)>
+func.func @materialized_operand(%a: tensor<8x4xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#t, #i], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8x4xf32>) outs(%et : tensor<4x8xf32>) attrs = {dlc.materialize} {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%t, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m : tensor<4x16xf32>
+}

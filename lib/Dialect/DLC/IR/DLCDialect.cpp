@@ -109,7 +109,7 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
-  if (name == kFusedAttr)
+  if (name == kFusedAttr || name == kMaterializeAttr)
     return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
   if (name == kLoopIterationAttr)
     return isIntAtLeast(value) ? success() : fail("a non-negative integer");

@@ -138,6 +138,18 @@ struct Group {
   bool alive = true;
 };
 
+/// Whether `op` would be computed into the padding `user` (a tensor.pad)
+/// of a group `target` without a convolution. Such a kernel is tiled along
+/// the padded tensor, and a tile of a pad reads a slice of its source whose
+/// size depends on where the tile lies (the padding edges): a computed
+/// source would need temporaries of dynamic size. A convolution's kernel
+/// tiles along output pixels and channels, and a pad of a pad (or of an
+/// argument) reads memory; those stay fused.
+bool computedIntoPad(Operation *op, Operation *user, const Group &target) {
+  return isa<tensor::PadOp>(user) && !isa<tensor::PadOp>(op) &&
+         !target.hasHeavy;
+}
+
 class DispatchFormer {
 public:
   explicit DispatchFormer(func::FuncOp func) : func(func) {}
@@ -299,7 +311,7 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
 
   // 2. Prologue fusion of cheap ops, in reverse so chains grow backward.
   for (Operation *op : llvm::reverse(computeOps)) {
-    if (classify(op) != OpKind::Cheap)
+    if (classify(op) != OpKind::Cheap || op->hasAttr(dlc::kMaterializeAttr))
       continue;
     unsigned self = groupIndex.lookup(op);
     Group &g = groups[self];
@@ -311,6 +323,8 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     if (!inGroup(user) || !fusable(user))
       continue;
     unsigned target = groupIndex.lookup(user);
+    if (computedIntoPad(op, user, groups[target]))
+      continue;
     if (target != self && usesOnlyIn(op, target))
       merge(self, target, /*fromIsProducer=*/true);
   }
@@ -327,6 +341,7 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     unsigned target = groupIndex.lookup(user);
     // Only the output is used outside a group, so its uses decide.
     if (target == self || groups[target].hasHeavy ||
+        computedIntoPad(op, user, groups[target]) ||
         !llvm::all_of(g.ops, [&](Operation *o) { return fusable(o); }))
       continue;
     if (usesOnlyIn(op, target))

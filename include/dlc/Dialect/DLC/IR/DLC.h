@@ -47,6 +47,10 @@ constexpr llvm::StringLiteral kOnnxOpsetsAttr = "dlc.onnx.opsets";
 constexpr llvm::StringLiteral kOnnxProducerAttr = "dlc.onnx.producer";
 /// math.fma: kept fused where the target has FMA (unit).
 constexpr llvm::StringLiteral kFusedAttr = "dlc.fused";
+/// linalg ops whose result kernels read from memory in its own layout
+/// (dlc-int8-dot-conv's input repack): dispatch formation does not fold it
+/// into its users as a prologue (unit).
+constexpr llvm::StringLiteral kMaterializeAttr = "dlc.materialize";
 /// ONNX nodes of an unrolled Loop body: the iteration (integer).
 constexpr llvm::StringLiteral kLoopIterationAttr = "dlc.loop_iteration";
 /// Arguments and results of main (the graph's inputs and outputs): the

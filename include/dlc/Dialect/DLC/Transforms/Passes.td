@@ -14,7 +14,9 @@ def FormDispatches : Pass<"dlc-form-dispatches", "mlir::func::FuncOp"> {
          it is the only user of (epilogue fusion: bias, activation, residual
          add, requantization, casts);
       2. a cheap op (elementwise, fill, pad, transpose, broadcast) whose
-         users all sit in one group joins that group (prologue fusion);
+         users all sit in one group joins that group (prologue fusion),
+         unless it is marked `dlc.materialize` (a layout repack its users
+         must read from memory);
       3. a group without a convolution/contraction joins the group that uses
          all of its results (softmax and normalization chains).
     A group holds at most one convolution or contraction. Each group becomes
@@ -26,6 +28,53 @@ def FormDispatches : Pass<"dlc-form-dispatches", "mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numDispatches", "dispatches", "Number of dispatch regions">,
     Statistic<"numFusedOps", "fused-ops", "Ops placed in dispatch regions">,
+  ];
+}
+
+def CPUInt8Conv : Pass<"dlc-cpu-int8-conv", "mlir::func::FuncOp"> {
+  let summary = "CPU: integer convolutions in the forms the register tiler vectorizes";
+  let description = [{
+    Rewrites the 2-D integer convolution the ONNX lowering writes
+    (ConvInteger, QLinearConv) when its filter and zero points are
+    constants and every filter value minus its zero point, w' = w - w_zp,
+    fits in a signed byte. The zero points leave the reduction:
+    sum (x - z) * w' = sum x * w' - z * sum w', the last term a
+    per-channel constant that a generic adds to the result (read back in
+    its original layout, or in (N, M, OH, OW) when the one user of the
+    result is the reshape to it).
+
+    With `dot-products` (4-byte unsigned x signed dot products into 32-bit
+    lanes, x86 VNNI), a convolution of one group gets 4 input channels
+    adjacent in both operands: the input is repacked by an elementwise
+    generic marked `dlc.materialize` to (N, C / 4, H, W, 4) unsigned bytes
+    (signed ones get their sign bit flipped, i.e. + 128, and z moves with
+    them; channels past C are zero-padded), and the filter is packed at
+    compile time. When a row of output pixels fills vectors of `lanes`
+    (at least two, 80% used) and the columns have stride 1, the convolution
+    writes NCHW with loops (n, f, oh, ow, c/4, kh, kw, k) and the filter is
+    (F, C / 4, KH, KW, 4); otherwise it writes channels-last
+    (N, OH, OW, F' / fb, fb) with loops (n, oh, ow, block, lane, c/4, kh,
+    kw, k), the filter (F' / fb, C / 4, KH, KW, fb, 4), F padded with zero
+    filters to F', a multiple of `lanes`, and fb = 2 * lanes where it
+    divides F' (else lanes). Either way the 4 adjacent channels (k) are the
+    innermost reduction, which dlc-cpu-register-tile turns into dot
+    product instructions.
+
+    A depthwise convolution (one input and one output channel per group)
+    keeps its loops and layout; its body becomes ext(x) * w' with w' a
+    constant of signed bytes.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", "16",
+           "32-bit lanes in the target's vectors">,
+    Option<"dotProducts", "dot-products", "bool", "false",
+           "The target has 4-byte unsigned x signed dot products">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "Integer convolutions rewritten">,
   ];
 }
 

@@ -1,0 +1,558 @@
+//===- CPUInt8Conv.cpp - the dlc-cpu-int8-conv pass -----------------------===//
+//
+// Integer convolutions (ConvInteger, QLinearConv, folded QDQ convolutions)
+// put into the forms dlc-cpu-register-tile vectorizes.
+//
+// With 4-byte dot products (x86 VNNI's vpdpbusd: 4 adjacent unsigned bytes
+// times 4 adjacent signed bytes, summed into a 32-bit lane), both operands
+// get 4 input channels adjacent: the filter, a constant, is packed at
+// compile time; the input goes through an elementwise repack to
+// (N, C / 4, H, W, 4) unsigned bytes. The convolution is then written with
+// its 4-channel reduction innermost, vectorized along output pixels (NCHW
+// out, filter taps broadcast) where a row of pixels fills vectors, else
+// along output channels (channels-last out, read back by a transpose).
+//
+// Depthwise convolutions reduce over filter taps only; they keep their
+// layout and lose the zero points from their body.
+//
+// In both, the zero points leave the reduction: with filter values
+// w' = w - w_zp (they must fit in a signed byte) and the input's zero
+// point z,
+//   sum (x - z) * w' = sum x * w' - z * sum w'
+// and the second term is a per-channel constant, added afterwards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_CPUINT8CONV
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// Looks through reshapes to the op that made `v`.
+Value throughReshapes(Value v) {
+  while (true) {
+    if (auto e = v.getDefiningOp<tensor::ExpandShapeOp>())
+      v = e.getSrc();
+    else if (auto c = v.getDefiningOp<tensor::CollapseShapeOp>())
+      v = c.getSrc();
+    else
+      return v;
+  }
+}
+
+/// The 8-bit constant behind `v` (through reshapes), as int64 values in
+/// row-major order.
+std::optional<std::vector<int64_t>> byteConstant(Value v, bool isUnsigned) {
+  ElementsAttr attr;
+  if (!matchPattern(throughReshapes(v), m_Constant(&attr)) ||
+      !attr.getElementType().isInteger(8))
+    return std::nullopt;
+  std::vector<int64_t> out;
+  out.reserve(attr.getNumElements());
+  auto push = [&](int8_t x) {
+    out.push_back(isUnsigned ? static_cast<int64_t>(static_cast<uint8_t>(x))
+                             : static_cast<int64_t>(x));
+  };
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    ArrayRef<char> data = res.getData();
+    if (static_cast<int64_t>(data.size()) != attr.getNumElements())
+      return std::nullopt; // released or malformed
+    for (char c : data)
+      push(static_cast<int8_t>(c));
+    return out;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return std::nullopt;
+  for (APInt x : dense.getValues<APInt>())
+    push(static_cast<int8_t>(x.getSExtValue()));
+  return out;
+}
+
+/// A constant of signed bytes of `type`: a resource named after the one
+/// `like` comes from (plus `suffix`) when that is one, else inline.
+Value byteConstantOp(OpBuilder &b, Location loc, RankedTensorType type,
+                     ArrayRef<int8_t> values, Value like, StringRef suffix) {
+  ArrayRef<char> bytes(reinterpret_cast<const char *>(values.data()),
+                       values.size());
+  auto cst = throughReshapes(like).getDefiningOp<arith::ConstantOp>();
+  auto res = cst ? dyn_cast<DenseResourceElementsAttr>(cst.getValue())
+                 : DenseResourceElementsAttr();
+  if (res)
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseResourceElementsAttr::get(
+            type, (res.getRawHandle().getKey() + suffix).str(),
+            HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64)));
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, values));
+}
+
+/// A widened byte operand of the contraction's body: `ext(arg)` or
+/// `ext(arg) - ext(zp)`, as block argument numbers.
+struct Widened {
+  unsigned arg = 0;
+  bool isUnsigned = false;
+  std::optional<unsigned> zp;
+};
+
+std::optional<Widened> widened(Value v) {
+  Widened w;
+  Value x = v;
+  Value zp;
+  if (auto sub = v.getDefiningOp<arith::SubIOp>()) {
+    x = sub.getLhs();
+    zp = sub.getRhs();
+  }
+  auto argOf = [&](Value e, bool &isUnsigned) -> std::optional<unsigned> {
+    Operation *op = e.getDefiningOp();
+    if (!isa_and_nonnull<arith::ExtUIOp, arith::ExtSIOp>(op))
+      return std::nullopt;
+    isUnsigned = isa<arith::ExtUIOp>(op);
+    auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+    if (!arg || !arg.getType().isInteger(8))
+      return std::nullopt;
+    return arg.getArgNumber();
+  };
+  std::optional<unsigned> a = argOf(x, w.isUnsigned);
+  if (!a)
+    return std::nullopt;
+  w.arg = *a;
+  if (zp) {
+    bool zpUnsigned = false;
+    w.zp = argOf(zp, zpUnsigned);
+    if (!w.zp || zpUnsigned != w.isUnsigned)
+      return std::nullopt;
+  }
+  return w;
+}
+
+/// The 2-D integer convolution the ONNX lowering writes: loops (n, g, m,
+/// oh, ow, c, kh, kw); x (n, g, c, <oh, kh>, <ow, kw>), w (g, m, c, kh,
+/// kw), out (n, g, m, oh, ow) in i32; body (ext(x) - z) * (ext(w) - w_zp)
+/// with the zero points optional, scalars (the filter's per (g, m) too).
+struct IntegerConv {
+  linalg::GenericOp op;
+  Value x, w;
+  bool xUnsigned = false;
+  int64_t xZp = 0;
+  /// w - w_zp, in the filter's (G, M/G, C/G, KH, KW) order.
+  std::vector<int64_t> filter;
+  int64_t n = 0, g = 0, mg = 0, cg = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  /// The input's spatial index expressions in the original loops.
+  AffineExpr rowExpr, colExpr;
+};
+
+std::optional<IntegerConv> matchConv(linalg::GenericOp op) {
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (op.getNumLoops() != 8 || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() < 2 || op.getNumDpsInputs() > 4 ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap xMap = maps[0];
+  if (xMap.getNumResults() != 5 || xMap.getResult(0) != d(0) ||
+      xMap.getResult(1) != d(1) || xMap.getResult(2) != d(5) ||
+      maps[1] != AffineMap::get(8, 0, {d(1), d(2), d(5), d(6), d(7)}, ctx) ||
+      maps.back() != AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx))
+    return std::nullopt;
+  // The input's rows use only (oh, kh), its columns only (ow, kw).
+  const unsigned spatialLoops[2][2] = {{3, 6}, {4, 7}};
+  for (unsigned s = 0; s < 2; ++s)
+    for (unsigned i = 0; i < 8; ++i)
+      if (i != spatialLoops[s][0] && i != spatialLoops[s][1] &&
+          xMap.getResult(3 + s).isFunctionOfDim(i))
+        return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = body.getArgument(op.getNumDpsInputs());
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulIOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc) ||
+      !mul.getType().isInteger(32))
+    return std::nullopt;
+  std::optional<Widened> l = widened(mul.getLhs());
+  std::optional<Widened> r = widened(mul.getRhs());
+  if (!l || !r)
+    return std::nullopt;
+  if (l->arg != 0)
+    std::swap(l, r);
+  if (l->arg != 0 || r->arg != 1)
+    return std::nullopt;
+
+  IntegerConv k;
+  k.op = op;
+  k.x = op.getDpsInputs()[0];
+  k.w = op.getDpsInputs()[1];
+  auto xType = cast<RankedTensorType>(k.x.getType());
+  auto wType = cast<RankedTensorType>(k.w.getType());
+  auto outType = cast<RankedTensorType>(op.getResult(0).getType());
+  if (!xType.hasStaticShape() || !wType.hasStaticShape() ||
+      !outType.hasStaticShape())
+    return std::nullopt;
+  k.n = outType.getDimSize(0);
+  k.g = wType.getDimSize(0);
+  k.mg = wType.getDimSize(1);
+  k.cg = wType.getDimSize(2);
+  k.kh = wType.getDimSize(3);
+  k.kw = wType.getDimSize(4);
+  k.oh = outType.getDimSize(3);
+  k.ow = outType.getDimSize(4);
+  k.rowExpr = xMap.getResult(3);
+  k.colExpr = xMap.getResult(4);
+  k.xUnsigned = l->isUnsigned;
+  if (l->zp) {
+    std::optional<std::vector<int64_t>> z =
+        byteConstant(op.getDpsInputs()[*l->zp], l->isUnsigned);
+    if (maps[*l->zp].getNumResults() != 0 || !z || z->size() != 1)
+      return std::nullopt;
+    k.xZp = (*z)[0];
+  }
+  std::optional<std::vector<int64_t>> filter = byteConstant(k.w, r->isUnsigned);
+  if (!filter)
+    return std::nullopt;
+  int64_t m = k.g * k.mg, taps = k.cg * k.kh * k.kw;
+  std::vector<int64_t> wZp(m, 0);
+  if (r->zp) {
+    std::optional<std::vector<int64_t>> z =
+        byteConstant(op.getDpsInputs()[*r->zp], r->isUnsigned);
+    AffineMap zMap = maps[*r->zp];
+    if (!z)
+      return std::nullopt;
+    if (zMap.getNumResults() == 0 && z->size() == 1)
+      wZp.assign(m, (*z)[0]);
+    else if (zMap == AffineMap::get(8, 0, {d(1), d(2)}, ctx) &&
+             static_cast<int64_t>(z->size()) == m)
+      wZp = *z;
+    else
+      return std::nullopt;
+  }
+  k.filter = std::move(*filter);
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t i = 0; i < taps; ++i) {
+      int64_t &v = k.filter[o * taps + i];
+      v -= wZp[o];
+      if (v < -128 || v > 127)
+        return std::nullopt;
+    }
+  return k;
+}
+
+struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
+  using Base::Base;
+
+  /// The per-output-channel constant -z * sum(w') of `k` (z the input's
+  /// zero point after `shift`).
+  static std::vector<int32_t> correction(const IntegerConv &k, int64_t shift) {
+    int64_t m = k.g * k.mg, taps = k.cg * k.kh * k.kw;
+    std::vector<int32_t> out(m);
+    for (int64_t o = 0; o < m; ++o) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < taps; ++i)
+        sum += k.filter[o * taps + i];
+      out[o] = static_cast<int32_t>(-(k.xZp + shift) * sum);
+    }
+    return out;
+  }
+
+  /// Replaces `k.op`'s result by `value` + `corr` per output channel, in
+  /// the result's layout (N, G, M/G, OH, OW), or in (N, M, OH, OW) when the
+  /// result's one user is the reshape to that. `read` maps those loops to
+  /// `value`'s indices.
+  void finish(OpBuilder &b, IntegerConv &k, Value value, ArrayRef<int32_t> corr,
+              function_ref<SmallVector<AffineExpr>(bool grouped)> read) {
+    MLIRContext *ctx = b.getContext();
+    Location loc = k.op.getLoc();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Type i32 = b.getI32Type();
+    int64_t m = k.g * k.mg;
+    Operation *replaced = k.op;
+    auto resultType = cast<RankedTensorType>(k.op.getResult(0).getType());
+    auto collapse =
+        k.op->hasOneUse()
+            ? dyn_cast<tensor::CollapseShapeOp>(*k.op->getUsers().begin())
+            : nullptr;
+    bool grouped = true;
+    if (collapse && collapse.getResultType().getShape() ==
+                        ArrayRef<int64_t>{k.n, m, k.oh, k.ow}) {
+      replaced = collapse;
+      resultType = collapse.getResultType();
+      grouped = false;
+    }
+    Value corrCst = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({m}, i32),
+                               ArrayRef<int32_t>(corr)));
+    unsigned rank = resultType.getRank();
+    AffineExpr channel = grouped ? d(1) * k.mg + d(2) : d(1);
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, resultType, ValueRange{value, corrCst},
+            tensor::EmptyOp::create(b, loc, resultType.getShape(), i32)
+                .getResult(),
+            ArrayRef<AffineMap>{AffineMap::get(rank, 0, read(grouped), ctx),
+                                AffineMap::get(rank, 0, channel, ctx),
+                                b.getMultiDimIdentityMap(rank)},
+            SmallVector<utils::IteratorType>(rank,
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddIOp::create(nb, nl, a[0], a[1]).getResult());
+            })
+            .getResult(0);
+    replaced->getResult(0).replaceAllUsesWith(result);
+    if (replaced != k.op.getOperation())
+      replaced->erase();
+    Value x = k.x, w = k.w;
+    k.op.erase();
+    // The reshapes that fed only the old convolution: dead uses would keep
+    // dispatch formation from fusing the input's padding into the repack.
+    for (Value v : {x, w})
+      if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>();
+          expand && expand->use_empty())
+        expand->erase();
+    ++numRewritten;
+  }
+
+  /// Whether a row of `k`'s output pixels fills vectors well.
+  bool pixelsFill(const IntegerConv &k) const {
+    auto laneUse = [&](int64_t n) {
+      return static_cast<double>(n) /
+             static_cast<double>((n + lanes - 1) / lanes * lanes);
+    };
+    return k.ow >= 2 * lanes && laneUse(k.ow) >= 0.8;
+  }
+
+  /// Dot product layout, one group.
+  void rewriteDot(IntegerConv &k) {
+    OpBuilder b(k.op);
+    MLIRContext *ctx = b.getContext();
+    Location loc = k.op.getLoc();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    int64_t f = k.mg, c = k.cg, c4 = (c + 3) / 4;
+    auto xType = cast<RankedTensorType>(k.x.getType());
+    int64_t h = xType.getDimSize(3), wd = xType.getDimSize(4);
+    auto unitStride = [&](AffineExpr e, unsigned o) {
+      // o + kernel tap: coefficient 1 of the output loop.
+      return e.isFunctionOfDim(o) &&
+             e.replaceDims(
+                 {getAffineConstantExpr(0, ctx), getAffineConstantExpr(0, ctx),
+                  getAffineConstantExpr(0, ctx),
+                  getAffineConstantExpr(o == 3 ? 1 : 0, ctx),
+                  getAffineConstantExpr(o == 4 ? 1 : 0, ctx),
+                  getAffineConstantExpr(0, ctx), getAffineConstantExpr(0, ctx),
+                  getAffineConstantExpr(0, ctx)}) ==
+                 getAffineConstantExpr(1, ctx);
+    };
+    // Along pixels: a's vectors are 4 channels of `lanes` neighbouring
+    // pixels, contiguous only at stride 1.
+    bool pixels = pixelsFill(k) && unitStride(k.colExpr, 4);
+    int64_t fb = 1, fp = f;
+    if (!pixels) {
+      // Output channels in blocks of fb (a register block's width),
+      // padded with zero filters to a whole number of vectors.
+      fp = (f + lanes - 1) / lanes * lanes;
+      fb = fp % (2 * lanes) == 0 ? 2 * lanes : lanes;
+    }
+
+    // The filter: (F / fb, C / 4, KH, KW, fb, 4) along channels,
+    // (F, C / 4, KH, KW, 4) along pixels.
+    std::vector<int8_t> packed(fp * c4 * 4 * k.kh * k.kw, 0);
+    for (int64_t o = 0; o < f; ++o)
+      for (int64_t i = 0; i < c; ++i)
+        for (int64_t y = 0; y < k.kh; ++y)
+          for (int64_t z = 0; z < k.kw; ++z) {
+            int64_t tap = ((o / fb) * c4 + i / 4) * k.kh * k.kw + y * k.kw + z;
+            packed[(tap * fb + o % fb) * 4 + i % 4] = static_cast<int8_t>(
+                k.filter[((o * c + i) * k.kh + y) * k.kw + z]);
+          }
+    SmallVector<int64_t> packedShape =
+        pixels ? SmallVector<int64_t>{f, c4, k.kh, k.kw, 4}
+               : SmallVector<int64_t>{fp / fb, c4, k.kh, k.kw, fb, 4};
+    Value packedFilter = byteConstantOp(
+        b, loc, RankedTensorType::get(packedShape, i8), packed, k.w, ".dot4");
+
+    // The input as unsigned bytes, 4 channels adjacent: (N, C/4, H, W, 4),
+    // read from before the reshape that added the group dim when there is
+    // one (so that the padding before it fuses into the repack).
+    Value xIn = k.x;
+    unsigned cDim = 2;
+    if (auto expand = k.x.getDefiningOp<tensor::ExpandShapeOp>();
+        expand && expand.getSrcType().getShape() ==
+                      ArrayRef<int64_t>{xType.getDimSize(0), c, h, wd}) {
+      xIn = expand.getSrc();
+      cDim = 1;
+    }
+    if (c % 4 != 0) {
+      // The extra channels meet zero filter taps; their value is moot.
+      auto inType = cast<RankedTensorType>(xIn.getType());
+      SmallVector<OpFoldResult> low(inType.getRank(), b.getIndexAttr(0)),
+          high(inType.getRank(), b.getIndexAttr(0));
+      high[cDim] = b.getIndexAttr(c4 * 4 - c);
+      SmallVector<int64_t> padded(inType.getShape());
+      padded[cDim] = c4 * 4;
+      Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, 0));
+      xIn = tensor::PadOp::create(b, loc, RankedTensorType::get(padded, i8),
+                                  xIn, low, high, zero);
+    }
+    SmallVector<AffineExpr> packRead = {d(0), d(1) * 4 + d(4), d(2), d(3)};
+    if (cDim == 2)
+      packRead.insert(packRead.begin() + 1, getAffineConstantExpr(0, ctx));
+    auto xPackedType =
+        RankedTensorType::get({xType.getDimSize(0), c4, h, wd, 4}, i8);
+    bool flip = !k.xUnsigned;
+    auto repack = linalg::GenericOp::create(
+        b, loc, xPackedType, xIn,
+        tensor::EmptyOp::create(b, loc, xPackedType.getShape(), i8).getResult(),
+        ArrayRef<AffineMap>{AffineMap::get(5, 0, packRead, ctx),
+                            b.getMultiDimIdentityMap(5)},
+        SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value v = a[0];
+          // Signed to unsigned: + 128 flips the sign bit.
+          if (flip)
+            v = arith::XOrIOp::create(
+                nb, nl, v,
+                arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(i8, -128)));
+          linalg::YieldOp::create(nb, nl, v);
+        });
+    repack->setAttr(dlc::kMaterializeAttr, b.getUnitAttr());
+
+    // The convolution with the 4 adjacent channels (loop k) innermost.
+    // Along pixels: loops (n, f, oh, ow, c4, kh, kw, k), out (n, f, oh,
+    // ow); along channels: (n, oh, ow, block, lane, c4, kh, kw, k), out
+    // (n, oh, ow, block, lane). The spatial index expressions keep their
+    // strides and dilations.
+    auto zero = getAffineConstantExpr(0, ctx);
+    SmallVector<AffineExpr> old =
+        pixels ? SmallVector<AffineExpr>{d(0), zero, d(1), d(2),
+                                         d(3), d(4), d(5), d(6)}
+               : SmallVector<AffineExpr>{d(0), zero, d(4), d(1),
+                                         d(2), d(5), d(6), d(7)};
+    AffineExpr row = k.rowExpr.replaceDims(old),
+               col = k.colExpr.replaceDims(old);
+    unsigned loops = pixels ? 8 : 9;
+    AffineMap xpMap, wpMap, outMap;
+    SmallVector<int64_t> outShape;
+    if (pixels) {
+      xpMap = AffineMap::get(8, 0, {d(0), d(4), row, col, d(7)}, ctx);
+      wpMap = AffineMap::get(8, 0, {d(1), d(4), d(5), d(6), d(7)}, ctx);
+      outMap = AffineMap::get(8, 0, {d(0), d(1), d(2), d(3)}, ctx);
+      outShape = {k.n, f, k.oh, k.ow};
+    } else {
+      xpMap = AffineMap::get(9, 0, {d(0), d(5), row, col, d(8)}, ctx);
+      wpMap = AffineMap::get(9, 0, {d(3), d(5), d(6), d(7), d(4), d(8)}, ctx);
+      outMap = AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx);
+      outShape = {k.n, k.oh, k.ow, fp / fb, fb};
+    }
+    auto accType = RankedTensorType::get(outShape, i32);
+    Value init = linalg::FillOp::create(
+                     b, loc,
+                     ValueRange{arith::ConstantOp::create(
+                         b, loc, b.getI32IntegerAttr(0))},
+                     ValueRange{tensor::EmptyOp::create(b, loc, outShape, i32)})
+                     .getResult(0);
+    SmallVector<utils::IteratorType> iterators(loops - 4,
+                                               utils::IteratorType::parallel);
+    iterators.append(4, utils::IteratorType::reduction);
+    Value conv =
+        linalg::GenericOp::create(
+            b, loc, accType, ValueRange{repack.getResult(0), packedFilter},
+            init, ArrayRef<AffineMap>{xpMap, wpMap, outMap}, iterators,
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value xv = arith::ExtUIOp::create(nb, nl, i32, a[0]);
+              Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
+              Value p = arith::MulIOp::create(nb, nl, xv, wv);
+              linalg::YieldOp::create(
+                  nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
+            })
+            .getResult(0);
+
+    // Unsigned input: its zero point moved by 128 with the flip.
+    finish(b, k, conv, correction(k, flip ? 128 : 0), [&](bool grouped) {
+      // Result loops: (n, g, m, oh, ow) or (n, m, oh, ow).
+      AffineExpr mm = grouped ? d(2) : d(1);
+      AffineExpr y = grouped ? d(3) : d(2), xx = grouped ? d(4) : d(3);
+      if (pixels)
+        return SmallVector<AffineExpr>{d(0), mm, y, xx};
+      return SmallVector<AffineExpr>{d(0), y, xx, mm.floorDiv(fb), mm % fb};
+    });
+  }
+
+  /// Depthwise: the same loops and layout, zero points out of the body.
+  void rewriteDepthwise(IntegerConv &k) {
+    OpBuilder b(k.op);
+    Location loc = k.op.getLoc();
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    std::vector<int8_t> values(k.filter.begin(), k.filter.end());
+    Value filter = byteConstantOp(
+        b, loc, RankedTensorType::get({k.g, k.mg, k.cg, k.kh, k.kw}, i8),
+        values, k.w, ".centered");
+    SmallVector<AffineMap> maps = k.op.getIndexingMapsArray();
+    bool xUnsigned = k.xUnsigned;
+    Value conv =
+        linalg::GenericOp::create(
+            b, loc, k.op.getResult(0).getType(), ValueRange{k.x, filter},
+            k.op.getDpsInits()[0],
+            ArrayRef<AffineMap>{maps[0], maps[1], maps.back()},
+            k.op.getIteratorTypesArray(),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value xv = xUnsigned
+                             ? Value(arith::ExtUIOp::create(nb, nl, i32, a[0]))
+                             : Value(arith::ExtSIOp::create(nb, nl, i32, a[0]));
+              Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
+              Value p = arith::MulIOp::create(nb, nl, xv, wv);
+              linalg::YieldOp::create(
+                  nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
+            })
+            .getResult(0);
+    MLIRContext *ctx = b.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    finish(b, k, conv, correction(k, 0), [&](bool grouped) {
+      if (grouped)
+        return SmallVector<AffineExpr>{d(0), d(1), d(2), d(3), d(4)};
+      // (n, m, oh, ow) with m = g (one output channel per group).
+      return SmallVector<AffineExpr>{d(0), d(1), getAffineConstantExpr(0, ctx),
+                                     d(2), d(3)};
+    });
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> candidates;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.getNumLoops() == 8)
+        candidates.push_back(op);
+    });
+    for (linalg::GenericOp op : candidates) {
+      std::optional<IntegerConv> k = matchConv(op);
+      if (!k)
+        continue;
+      if (k->g == 1 && dotProducts)
+        rewriteDot(*k);
+      else if (k->cg == 1 && k->mg == 1)
+        rewriteDepthwise(*k);
+    }
+  }
+};
+
+} // namespace

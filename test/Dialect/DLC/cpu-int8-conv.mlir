@@ -1,0 +1,221 @@
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4 dot-products=true}))' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4}))' | FileCheck %s --check-prefix=NODOT
+
+// A 1x1 convolution on a 5x5 image (a row fills 5 of 8 lanes): along
+// output channels. C = 6 input channels are padded to 8 with zeros; the
+// filter w[o][c] = o - c becomes (F/8, C/4, 1, 1, 8, 4) with 4 channels
+// innermost. The input zero point 3 leaves the body: the correction is
+// -3 * sum_c (o - c) = 45 - 18 o. The reshape to (N, M, OH, OW) is folded
+// into the transpose back.
+// CHECK-DAG: #[[PACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 4 + d4, d2, d3)>
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d1 + d6, d2 + d7, d8)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d3, d5, d6, d7, d4, d8)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1 floordiv 8, d1 mod 8)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d1)>
+// CHECK-LABEL: func.func @pointwise_channels
+// CHECK: %[[WP:.*]] = arith.constant dense<{{\[\[\[\[\[\[}}0, -1, -2, -3], [1, 0, -1, -2]
+// CHECK-SAME: {{\[\[\[\[}}-4, -5, 0, 0], [-3, -4, 0, 0]
+// CHECK-SAME: tensor<1x2x1x1x8x4xi8>
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 2, 0, 0]
+// CHECK: %[[XP:.*]] = linalg.generic {indexing_maps = [#[[PACK]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<1x8x5x5xi8>) outs({{.*}} : tensor<1x2x5x5x4xi8>) attrs =  {dlc.materialize}
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %{{.*}}: i8):
+// CHECK-NEXT: linalg.yield %[[IN]] : i8
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XP]], %[[WP]] : tensor<1x2x5x5x4xi8>, tensor<1x2x1x1x8x4xi8>) outs({{.*}} : tensor<1x5x5x1x8xi32>)
+// CHECK: arith.extui
+// CHECK: arith.extsi
+// CHECK: arith.muli
+// CHECK: arith.addi
+// CHECK: %[[CORR:.*]] = arith.constant dense<[45, 27, 9, -9, -27, -45, -63, -81]> : tensor<8xi32>
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x5x5x1x8xi32>, tensor<8xi32>)
+// CHECK: return %[[OUT]] : tensor<1x8x5x5xi32>
+// NODOT-LABEL: func.func @pointwise_channels
+// NODOT-NOT: dlc.materialize
+// NODOT: tensor.collapse_shape
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @pointwise_channels(%x4: tensor<1x6x5x5xi8>) -> tensor<1x8x5x5xi32> {
+  %w = arith.constant dense<[[[[[0]], [[-1]], [[-2]], [[-3]], [[-4]], [[-5]]], [[[1]], [[0]], [[-1]], [[-2]], [[-3]], [[-4]]], [[[2]], [[1]], [[0]], [[-1]], [[-2]], [[-3]]], [[[3]], [[2]], [[1]], [[0]], [[-1]], [[-2]]], [[[4]], [[3]], [[2]], [[1]], [[0]], [[-1]]], [[[5]], [[4]], [[3]], [[2]], [[1]], [[0]]], [[[6]], [[5]], [[4]], [[3]], [[2]], [[1]]], [[[7]], [[6]], [[5]], [[4]], [[3]], [[2]]]]]> : tensor<1x8x6x1x1xi8>
+  %zx = arith.constant dense<3> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 6, 5, 5] : tensor<1x6x5x5xi8> into tensor<1x1x6x5x5xi8>
+  %e = tensor.empty() : tensor<1x1x8x5x5xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x5x5xi32>) -> tensor<1x1x8x5x5xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x1x6x5x5xi8>, tensor<1x8x6x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x5x5xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x8x5x5xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x8x5x5xi32> into tensor<1x8x5x5xi32>
+  return %c : tensor<1x8x5x5xi32>
+}
+
+// -----
+
+// A 3x3 convolution whose output rows (16 pixels) fill vectors: along
+// pixels, NCHW out, the filter (F, C/4, KH, KW, 4) broadcast. Signed input
+// bytes get their sign bit flipped (+128), so the zero point -2 becomes
+// 126: the correction is -126 * 36 = -4536 (all 36 taps are 1).
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d2 + d5, d3 + d6, d7)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d4, d5, d6, d7)>
+// CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @pixels_signed
+// CHECK: %[[WP:.*]] = arith.constant dense<1> : tensor<2x1x3x3x4xi8>
+// CHECK: %[[XP:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x4x18x18xi8>) outs({{.*}} : tensor<1x1x18x18x4xi8>) attrs =  {dlc.materialize}
+// CHECK: %[[FLIP:.*]] = arith.constant -128 : i8
+// CHECK: arith.xori %{{.*}}, %[[FLIP]] : i8
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XP]], %[[WP]] : {{.*}}) outs({{.*}} : tensor<1x2x16x16xi32>)
+// CHECK: arith.constant dense<-4536> : tensor<2xi32>
+// CHECK: return {{.*}} : tensor<1x2x16x16xi32>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @pixels_signed(%x4: tensor<1x4x18x18xi8>) -> tensor<1x2x16x16xi32> {
+  %w = arith.constant dense<1> : tensor<1x2x4x3x3xi8>
+  %zx = arith.constant dense<-2> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 4, 18, 18] : tensor<1x4x18x18xi8> into tensor<1x1x4x18x18xi8>
+  %e = tensor.empty() : tensor<1x1x2x16x16xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x2x16x16xi32>) -> tensor<1x1x2x16x16xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x1x4x18x18xi8>, tensor<1x2x4x3x3xi8>, tensor<i8>) outs(%init : tensor<1x1x2x16x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extsi %a : i8 to i32
+    %1 = arith.extsi %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x2x16x16xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x2x16x16xi32> into tensor<1x2x16x16xi32>
+  return %c : tensor<1x2x16x16xi32>
+}
+
+// -----
+
+// Along channels, 6 output channels are padded with zero filters to 8 (two
+// vectors of 4), and the stride-2 window keeps its stride. Unsigned filter
+// bytes with zero point 128 are centred: 130 - 128 = 2 per tap, 4 taps,
+// no input zero point: no correction. Without the reshape to (N, M, OH,
+// OW), the result keeps the group dim.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d1 * 2 + d6, d2 * 2 + d7, d8)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d2 floordiv 8, d2 mod 8)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 * 6 + d2)>
+// CHECK-LABEL: func.func @padded_channels
+// CHECK: arith.constant dense<{{\[\[\[\[\[\[}}2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [0, 0, 0, 0], [0, 0, 0, 0]]]]]]> : tensor<1x1x1x1x8x4xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[X]],
+// CHECK-SAME: outs({{.*}} : tensor<1x3x3x1x8xi32>)
+// CHECK: arith.constant dense<0> : tensor<6xi32>
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]
+// CHECK: return {{.*}} : tensor<1x1x6x3x3xi32>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 * 2 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @padded_channels(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x6x3x3xi32> {
+  %w = arith.constant dense<-126> : tensor<1x6x4x1x1xi8>
+  %zw = arith.constant dense<-128> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x1x6x3x3xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x6x3x3xi32>) -> tensor<1x1x6x3x3xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zw : tensor<1x1x4x7x7xi8>, tensor<1x6x4x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x6x3x3xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %b : i8 to i32
+    %2 = arith.extui %z : i8 to i32
+    %3 = arith.subi %1, %2 : i32
+    %4 = arith.muli %0, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x6x3x3xi32>
+  return %y : tensor<1x1x6x3x3xi32>
+}
+
+// -----
+
+// A depthwise convolution keeps its loops and layout, with and without dot
+// products: the body loses the zero points (input 5, filter per channel
+// [1, 2]; the filter 3 becomes [2, 1]) and the correction -5 * 9 * w' is
+// added per channel.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: %[[WC:.*]] = arith.constant dense<{{\[\[\[\[\[}}2, 2, 2], [2, 2, 2], [2, 2, 2]]]], {{\[\[\[\[}}1, 1, 1], [1, 1, 1], [1, 1, 1]]]]]> : tensor<2x1x1x3x3xi8>
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[WC]] : tensor<1x2x1x6x6xi8>, tensor<2x1x1x3x3xi8>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: i8, %[[B:.*]]: i8, %[[O:.*]]: i32):
+// CHECK-NEXT: %[[XA:.*]] = arith.extui %[[A]] : i8 to i32
+// CHECK-NEXT: %[[WB:.*]] = arith.extsi %[[B]] : i8 to i32
+// CHECK-NEXT: %[[P:.*]] = arith.muli %[[XA]], %[[WB]] : i32
+// CHECK-NEXT: %[[S:.*]] = arith.addi %[[O]], %[[P]] : i32
+// CHECK-NEXT: linalg.yield %[[S]] : i32
+// CHECK: arith.constant dense<[-90, -45]> : tensor<2xi32>
+// CHECK: return {{.*}} : tensor<1x2x4x4xi32>
+// NODOT-LABEL: func.func @depthwise
+// NODOT: arith.constant dense<[-90, -45]> : tensor<2xi32>
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#c = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @depthwise(%x: tensor<1x2x1x6x6xi8>) -> tensor<1x2x4x4xi32> {
+  %w = arith.constant dense<3> : tensor<2x1x1x3x3xi8>
+  %zx = arith.constant dense<5> : tensor<i8>
+  %zw = arith.constant dense<[[1], [2]]> : tensor<2x1xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x2x1x4x4xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x2x1x4x4xi32>) -> tensor<1x2x1x4x4xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #c, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx, %zw : tensor<1x2x1x6x6xi8>, tensor<2x1x1x3x3xi8>, tensor<i8>, tensor<2x1xi8>) outs(%init : tensor<1x2x1x4x4xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %zb: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.extsi %zb : i8 to i32
+    %5 = arith.subi %3, %4 : i32
+    %6 = arith.muli %2, %5 : i32
+    %7 = arith.addi %acc, %6 : i32
+    linalg.yield %7 : i32
+  } -> tensor<1x2x1x4x4xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x2x1x4x4xi32> into tensor<1x2x4x4xi32>
+  return %c : tensor<1x2x4x4xi32>
+}
+
+// -----
+
+// Unsigned filter bytes 200 with zero point 0 do not fit in a signed byte:
+// the convolution stays as it is.
+// CHECK-LABEL: func.func @out_of_range
+// CHECK-NOT: dlc.materialize
+// CHECK: arith.subi
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @out_of_range(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x7x7xi32> {
+  %w = arith.constant dense<-56> : tensor<1x8x4x1x1xi8>
+  %zx = arith.constant dense<3> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x1x8x7x7xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x7x7xi32>) -> tensor<1x1x8x7x7xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x1x4x7x7xi8>, tensor<1x8x4x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x7x7xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extui %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x8x7x7xi32>
+  return %y : tensor<1x1x8x7x7xi32>
+}
