@@ -34,6 +34,7 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bundle  # noqa: E402
+from targets import split_targets  # noqa: E402
 
 # The operators the frontend issue lists, by family (docs/conformance.md
 # reports per family; the denominator is the node tests whose operators
@@ -399,7 +400,7 @@ def main():
     for tool in (args.dlc_compile, args.dlc_run):
         if not os.access(tool, os.X_OK):
             sys.exit("node_tests.py: %s is missing; build dlc first" % tool)
-    targets = [t for t in args.targets.split(",") if t]
+    targets = split_targets(args.targets)
 
     tests = {}
     excluded = {}

@@ -26,6 +26,16 @@ using namespace mlir;
 
 namespace {
 
+/// The op's loop extents from its operands' shapes, or nothing when they
+/// do not determine them (no operand indexes some loop with a plain dim:
+/// a generic that gathers through tensor.extract), where
+/// getStaticLoopRanges would dereference a null map.
+std::optional<SmallVector<int64_t>> loopRanges(linalg::LinalgOp op) {
+  if (!op.getShapesToLoopsMap())
+    return std::nullopt;
+  return op.getStaticLoopRanges();
+}
+
 /// The largest divisor of `n` that is at most `limit` (at least 1).
 int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d)
@@ -204,7 +214,10 @@ int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
   kernel.walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() == 0)
       return;
-    int64_t multiplyAdds = volume(op.getStaticLoopRanges());
+    std::optional<SmallVector<int64_t>> ranges = loopRanges(op);
+    if (!ranges)
+      return;
+    int64_t multiplyAdds = volume(*ranges);
     work = std::max(work, multiplyAdds / kMultiplyAddsPerIteration);
     // A product that reads each element of an operand about once (a
     // matrix-vector product) is bound by memory: its work is that
@@ -258,7 +271,10 @@ std::optional<ChannelLoop> channelsLastLoop(func::FuncOp kernel,
           return e.isFunctionOfDim(channel.getPosition());
         }))
       return;
-    int64_t block = conv.getStaticLoopRanges()[channel.getPosition()];
+    std::optional<SmallVector<int64_t>> ranges = loopRanges(conv);
+    if (!ranges)
+      return;
+    int64_t block = (*ranges)[channel.getPosition()];
     if (conv.getOperation() == root.getOperation()) {
       found = ChannelLoop{channel.getPosition(), block, Value()};
       return;
@@ -466,7 +482,10 @@ llvm::SmallBitVector reusingLoops(func::FuncOp kernel, TilingInterface root,
     if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() < 2 ||
         op.getNumDpsInits() != 1 || !linalg::isaConvolutionOpInterface(op))
       return false;
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    std::optional<SmallVector<int64_t>> known = loopRanges(op);
+    if (!known)
+      return false;
+    SmallVector<int64_t> ranges = *known;
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     AffineMap image = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
     int64_t steps = 1;
@@ -962,7 +981,8 @@ LogicalResult tileKernel(func::FuncOp kernel,
   // are tiny.
   bool emptyLoop = llvm::is_contained(extents, 0);
   kernel.walk([&](linalg::LinalgOp op) {
-    emptyLoop |= llvm::is_contained(op.getStaticLoopRanges(), 0);
+    std::optional<SmallVector<int64_t>> ranges = loopRanges(op);
+    emptyLoop |= ranges && llvm::is_contained(*ranges, 0);
   });
   if (emptyLoop) {
     record({}, {});

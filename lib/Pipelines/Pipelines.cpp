@@ -22,8 +22,10 @@
 
 using namespace mlir;
 
-void dlc::buildLegalizePipeline(OpPassManager &pm) {
-  pm.addNestedPass<func::FuncOp>(createFoldQDQ());
+void dlc::buildLegalizePipeline(OpPassManager &pm,
+                                const TargetDescription *target) {
+  if (!target || target->hasInt8DotProduct)
+    pm.addNestedPass<func::FuncOp>(createFoldQDQ());
   pm.addPass(createConvertONNXToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -283,7 +285,9 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   bool mlir = options.emit == EmitKind::MLIR;
   if (mlir && options.stopAfter == Stage::Import)
     return emitMLIR();
-  if (failed(runPipeline(*module, buildLegalizePipeline)))
+  if (failed(runPipeline(*module, [&](OpPassManager &pm) {
+        buildLegalizePipeline(pm, &options.target);
+      })))
     return failure();
   if (mlir && options.stopAfter == Stage::Legalize)
     return emitMLIR();

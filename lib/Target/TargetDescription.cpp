@@ -6,7 +6,11 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
 
 using namespace dlc;
@@ -16,14 +20,36 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// What `triple` with CPU `cpu` and subtarget `features` can do, from
+/// LLVM's own description (which knows what each feature implies).
+static std::unique_ptr<llvm::MCSubtargetInfo>
+subtargetInfo(const llvm::Triple &triple, StringRef cpu, StringRef features,
+              std::string &error) {
+  static bool initialized = [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargetMCs();
+    return true;
+  }();
+  (void)initialized;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, features));
+}
+
 static llvm::Expected<TargetDescription> parseCPU(StringRef rest) {
   TargetDescription t;
   t.kind = TargetKind::CPU;
-  if (rest.empty()) {
+  // cpu[:<triple>|:host][:+feature,-feature,...]
+  auto [tripleSpec, featureSpec] = rest.split(':');
+  bool host = tripleSpec.empty() || tripleSpec == "host";
+  if (host) {
     t.triple = llvm::Triple::normalize(llvm::sys::getDefaultTargetTriple());
     t.cpu = llvm::sys::getHostCPUName().str();
   } else {
-    llvm::Triple triple(llvm::Triple::normalize(rest));
+    llvm::Triple triple(llvm::Triple::normalize(tripleSpec));
     switch (triple.getArch()) {
     case llvm::Triple::x86_64:
     case llvm::Triple::aarch64:
@@ -31,30 +57,68 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest) {
     case llvm::Triple::riscv64:
       break;
     default:
-      return makeError("unsupported CPU target triple '" + rest +
+      return makeError("unsupported CPU target triple '" + tripleSpec +
                        "' (supported: x86_64-linux-gnu, aarch64-linux-gnu, "
-                       "armv7a-linux-gnueabihf, riscv64-linux-gnu)");
+                       "armv7a-linux-gnueabihf, riscv64-linux-gnu, host)");
     }
     t.triple = triple.str();
     t.cpu = "generic";
   }
   llvm::Triple triple(t.triple);
+  // The features: each +name or -name, a feature LLVM knows for the
+  // architecture; on the host, added to the host's own.
+  llvm::SmallVector<StringRef> features;
+  featureSpec.split(features, ',', -1, /*KeepEmpty=*/false);
+  if (!featureSpec.empty() && features.empty())
+    return makeError("empty CPU feature list in 'cpu:" + rest + "'");
+  std::string error;
+  std::unique_ptr<llvm::MCSubtargetInfo> base =
+      subtargetInfo(triple, "generic", "", error);
+  if (!base)
+    return makeError("no LLVM target for '" + t.triple + "': " + error);
+  for (StringRef f : features) {
+    StringRef name = f.drop_front();
+    if ((!f.starts_with("+") && !f.starts_with("-")) || name.empty())
+      return makeError("CPU feature '" + f +
+                       "' must be +name or -name (cpu:<triple>:+avx2,+fma)");
+    if (!llvm::any_of(
+            base->getAllProcessorFeatures(),
+            [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; }))
+      return makeError("unknown CPU feature '" + name + "' for " +
+                       triple.getArchName() + " (llc -mtriple=" + t.triple +
+                       " -mattr=help lists them)");
+  }
+  t.features = llvm::join(features, ",");
   t.isHosted = triple.getOS() != llvm::Triple::UnknownOS;
-  t.vectorBits = triple.getArch() == llvm::Triple::x86_64 ? 256 : 128;
-  if (triple.getArch() == llvm::Triple::x86_64 && t.cpu == "generic")
-    t.vectorBits = 128;
-  // The host's own CPU: AVX-512 doubles the registers and their width.
-  if (rest.empty() && triple.getArch() == llvm::Triple::x86_64 &&
-      llvm::sys::getHostCPUFeatures().lookup("avx512f"))
-    t.vectorBits = 512;
-  // VNNI's vpdpbusd at that width: the AVX-512 form, or AVX-VNNI's 256-bit
-  // one.
-  if (rest.empty() && triple.getArch() == llvm::Triple::x86_64) {
-    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-    t.hasInt8DotProduct =
-        t.vectorBits == 512
-            ? host.lookup("avx512vnni") && host.lookup("avx512bw")
-            : t.vectorBits == 256 && host.lookup("avxvnni");
+  std::string all = t.features;
+  if (host) {
+    llvm::SubtargetFeatures f;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(feature.getKey(), feature.getValue());
+    for (StringRef extra : features)
+      f.AddFeature(extra);
+    all = f.getString();
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> sub =
+      subtargetInfo(triple, t.cpu, all, error);
+  if (!sub)
+    return makeError("no LLVM target for '" + t.triple + "': " + error);
+  auto has = [&](StringRef feature) {
+    return sub->checkFeatures(("+" + feature).str());
+  };
+  // Vector width: what the features give x86 (AVX-512 doubles the
+  // registers and their width), 128 bits elsewhere.
+  t.vectorBits = 128;
+  if (triple.getArch() == llvm::Triple::x86_64) {
+    if (has("avx512f"))
+      t.vectorBits = 512;
+    else if (has("avx2") || has("avx"))
+      t.vectorBits = 256;
+    // VNNI's vpdpbusd at that width: the AVX-512 form, or AVX-VNNI's
+    // 256-bit one.
+    t.hasInt8DotProduct = t.vectorBits == 512
+                              ? has("avx512vnni")
+                              : t.vectorBits == 256 && has("avxvnni");
   }
   t.hasFloat16 = true;
   t.hasInt64 = true;
@@ -136,15 +200,16 @@ llvm::Expected<TargetDescription> TargetDescription::parse(StringRef spec) {
     return parseVulkan(rest);
   if (name == "cuda")
     return parseCUDA(rest);
-  return makeError("unknown target '" + spec +
-                   "' (expected cpu, cpu:<triple>, vulkan[:+features] or "
-                   "cuda:sm_XX)");
+  return makeError(
+      "unknown target '" + spec +
+      "' (expected cpu[:<triple>][:+features], vulkan[:+features] or "
+      "cuda:sm_XX)");
 }
 
 std::string TargetDescription::str() const {
   switch (kind) {
   case TargetKind::CPU:
-    return "cpu:" + triple;
+    return "cpu:" + triple + (features.empty() ? "" : ":" + features);
   case TargetKind::Vulkan: {
     std::string s = "vulkan";
     llvm::SmallVector<std::string> f;

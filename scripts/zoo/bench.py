@@ -30,6 +30,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo_env  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from targets import split_targets  # noqa: E402
+
 zoo_env.ensure()
 import numpy as np  # noqa: E402
 
@@ -451,7 +454,7 @@ def main():
     manifest = models.ensure_models(args.models_dir, names,
                                     log=lambda s: print(s, file=sys.stderr))
     tools = common.find_tools(args)
-    targets = [t for t in args.targets.split(",") if t]
+    targets = split_targets(args.targets)
     thread_counts = [int(t) for t in args.threads.split(",")]
     started, load_before = time.localtime(), os.getloadavg()
     rows = []

@@ -42,6 +42,7 @@ import models  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import bundle  # noqa: E402
+from targets import split_targets  # noqa: E402
 
 
 STATUS_OK = ("pass", "compiled")
@@ -421,7 +422,7 @@ def main():
     tools = common.find_tools(args)
     if args.bundle:
         args.bundle = bundle.Bundle(args.bundle)
-    targets = [t for t in args.targets.split(",") if t]
+    targets = split_targets(args.targets)
 
     tasks = []
     for e in entries:

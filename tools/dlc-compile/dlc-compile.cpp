@@ -38,8 +38,10 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::cat(category));
 static cl::opt<std::string>
     targetSpec("target",
-               cl::desc("cpu, cpu:<triple>, vulkan[:+fp16,+int8,+dot8,"
-                        "+subgroup,+int64] or cuda:sm_XX (default: cpu)"),
+               cl::desc("cpu (this machine), cpu:<triple>[:+feature,...] "
+                        "(LLVM's feature names, e.g. +avx512vnni), "
+                        "vulkan[:+fp16,+int8,+dot8,+subgroup,+int64] or "
+                        "cuda:sm_XX (default: cpu)"),
                cl::init("cpu"), cl::cat(category));
 static cl::opt<dlc::EmitKind> emitKind(
     "emit", cl::desc("What to write"), cl::init(dlc::EmitKind::Artifact),

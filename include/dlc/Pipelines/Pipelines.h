@@ -35,8 +35,12 @@ struct CompileOptions {
 /// --emit of one target's code for another target), or "".
 std::string checkCompileOptions(const CompileOptions &options);
 
-/// ONNX nodes to linalg/tensor/arith/math, then cleanup.
-void buildLegalizePipeline(mlir::OpPassManager &pm);
+/// ONNX nodes to linalg/tensor/arith/math, then cleanup. QDQ convolutions
+/// fold into integer ones first when the `target` (or, without one, any
+/// target) computes them with 4-byte dot products: elsewhere the integer
+/// kernels are slower than the float ones they would replace.
+void buildLegalizePipeline(mlir::OpPassManager &pm,
+                           const TargetDescription *target = nullptr);
 
 /// Graph-level optimization of the legalized program.
 void buildOptimizePipeline(mlir::OpPassManager &pm);

@@ -26,6 +26,9 @@ struct TargetDescription {
   /// CPU: the LLVM target triple and CPU name ("generic" or the host's).
   std::string triple;
   std::string cpu;
+  /// CPU: LLVM subtarget features asked for beyond the CPU's own
+  /// (+avx512vnni,-fma), comma-separated.
+  std::string features;
   /// CUDA: the compute capability, e.g. 87 for sm_87.
   unsigned sm = 0;
 
@@ -64,7 +67,8 @@ struct TargetDescription {
   /// (a cache line) elsewhere.
   uint64_t tensorAlignment = 64;
 
-  /// Parses `cpu`, `cpu:<triple>`, `vulkan[:+feature,...]` or `cuda:sm_XX`.
+  /// Parses `cpu[:<triple>|:host][:+feature,-feature,...]`,
+  /// `vulkan[:+feature,...]` or `cuda:sm_XX`.
   static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);
 
   /// The spec this description was parsed from, normalized.

@@ -73,17 +73,23 @@ createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!llvmTarget)
     return nullptr;
-  std::string features;
+  llvm::SubtargetFeatures f;
   if (target.cpu != "generic") {
-    llvm::SubtargetFeatures f;
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       f.AddFeature(feature.getKey(), feature.getValue());
-    features = f.getString();
   } else if (triple.getArch() == llvm::Triple::arm) {
-    features = "+neon,+vfp4";
+    f.AddFeature("+neon");
+    f.AddFeature("+vfp4");
   } else if (triple.getArch() == llvm::Triple::riscv64) {
-    features = "+m,+a,+f,+d,+c";
+    for (const char *name : {"+m", "+a", "+f", "+d", "+c"})
+      f.AddFeature(name);
   }
+  // What the target spec asked for comes last and wins.
+  llvm::SmallVector<llvm::StringRef> asked;
+  llvm::StringRef(target.features).split(asked, ',', -1, false);
+  for (llvm::StringRef feature : asked)
+    f.AddFeature(feature);
+  std::string features = f.getString();
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(llvmTarget->createTargetMachine(
       triple, target.cpu, features, options, llvm::Reloc::PIC_, std::nullopt,

@@ -28,9 +28,19 @@
 // CHECK: %[[CORR:.*]] = arith.constant dense<[45, 27, 9, -9, -27, -45, -63, -81]> : tensor<8xi32>
 // CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x5x5x1x8xi32>, tensor<8xi32>)
 // CHECK: return %[[OUT]] : tensor<1x8x5x5xi32>
+// Without dot products the convolution keeps its layout; the zero point
+// leaves its body, for the same correction, and the unit group loop goes:
+// it reads the input before the reshape that added the group dim and
+// writes (N, M, OH, OW), where the correction's add follows it.
+// NODOT-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
+// NODOT-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// NODOT-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
 // NODOT-LABEL: func.func @pointwise_channels
 // NODOT-NOT: dlc.materialize
-// NODOT: tensor.collapse_shape
+// NODOT: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %{{.*}} : tensor<1x6x5x5xi8>, tensor<8x6x1x1xi8>) outs(%{{.*}} : tensor<1x8x5x5xi32>)
+// NODOT: %[[CORR:.*]] = arith.constant dense<[45, 27, 9, -9, -27, -45, -63, -81]> : tensor<8xi32>
+// NODOT: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x8x5x5xi32>, tensor<8xi32>)
+// NODOT: return %[[OUT]] : tensor<1x8x5x5xi32>
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 #s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
@@ -143,13 +153,15 @@ func.func @padded_channels(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x6x3x3xi32> {
 
 // -----
 
-// A depthwise convolution keeps its loops and layout, with and without dot
-// products: the body loses the zero points (input 5, filter per channel
-// [1, 2]; the filter 3 becomes [2, 1]) and the correction -5 * 9 * w' is
-// added per channel.
+// A depthwise convolution keeps its layout, with and without dot products:
+// the body loses the zero points (input 5, filter per channel [1, 2]; the
+// filter 3 becomes [2, 1]), the unit loops go (filter (G, KH, KW)), and
+// the correction -5 * 9 * w' is added per channel.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 + d4, d3 + d5)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d4, d5)>
 // CHECK-LABEL: func.func @depthwise
-// CHECK: %[[WC:.*]] = arith.constant dense<{{\[\[\[\[\[}}2, 2, 2], [2, 2, 2], [2, 2, 2]]]], {{\[\[\[\[}}1, 1, 1], [1, 1, 1], [1, 1, 1]]]]]> : tensor<2x1x1x3x3xi8>
-// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[WC]] : tensor<1x2x1x6x6xi8>, tensor<2x1x1x3x3xi8>)
+// CHECK: %[[WC:.*]] = arith.constant dense<{{\[\[\[}}2, 2, 2], [2, 2, 2], [2, 2, 2]], {{\[\[}}1, 1, 1], [1, 1, 1], [1, 1, 1]]]> : tensor<2x3x3xi8>
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%arg0, %[[WC]] : tensor<1x2x6x6xi8>, tensor<2x3x3xi8>)
 // CHECK-NEXT: ^bb0(%[[A:.*]]: i8, %[[B:.*]]: i8, %[[O:.*]]: i32):
 // CHECK-NEXT: %[[XA:.*]] = arith.extui %[[A]] : i8 to i32
 // CHECK-NEXT: %[[WB:.*]] = arith.extsi %[[B]] : i8 to i32
@@ -165,11 +177,12 @@ func.func @padded_channels(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x6x3x3xi32> {
 #s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
 #c = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2)>
 #o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-func.func @depthwise(%x: tensor<1x2x1x6x6xi8>) -> tensor<1x2x4x4xi32> {
+func.func @depthwise(%x4: tensor<1x2x6x6xi8>) -> tensor<1x2x4x4xi32> {
   %w = arith.constant dense<3> : tensor<2x1x1x3x3xi8>
   %zx = arith.constant dense<5> : tensor<i8>
   %zw = arith.constant dense<[[1], [2]]> : tensor<2x1xi8>
   %c0 = arith.constant 0 : i32
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 2, 1, 6, 6] : tensor<1x2x6x6xi8> into tensor<1x2x1x6x6xi8>
   %e = tensor.empty() : tensor<1x2x1x4x4xi32>
   %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x2x1x4x4xi32>) -> tensor<1x2x1x4x4xi32>
   %y = linalg.generic {indexing_maps = [#x, #w, #s, #c, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
@@ -187,6 +200,43 @@ func.func @depthwise(%x: tensor<1x2x1x6x6xi8>) -> tensor<1x2x4x4xi32> {
   } -> tensor<1x2x1x4x4xi32>
   %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x2x1x4x4xi32> into tensor<1x2x4x4xi32>
   return %c : tensor<1x2x4x4xi32>
+}
+
+// -----
+
+// Two groups of 16 channels: neither one group nor depthwise. Without dot
+// products (and, having groups, with them too) the grouped loops and the
+// reshape after them stay; the zero point still leaves the body.
+// CHECK-LABEL: func.func @grouped
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<1x2x2x3x3xi8>, tensor<2x2x2x1x1xi8>) outs(%{{.*}} : tensor<1x2x2x3x3xi32>)
+// CHECK-NOT: arith.subi
+// CHECK: arith.constant dense<-12> : tensor<4xi32>
+// CHECK: tensor.collapse_shape
+// NODOT-LABEL: func.func @grouped
+// NODOT: tensor.collapse_shape
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @grouped(%x: tensor<1x2x2x3x3xi8>) -> tensor<1x4x3x3xi32> {
+  %w = arith.constant dense<3> : tensor<2x2x2x1x1xi8>
+  %zx = arith.constant dense<2> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x2x2x3x3xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x2x2x3x3xi32>) -> tensor<1x2x2x3x3xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x2x2x3x3xi8>, tensor<2x2x2x1x1xi8>, tensor<i8>) outs(%init : tensor<1x2x2x3x3xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x2x2x3x3xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x2x2x3x3xi32> into tensor<1x4x3x3xi32>
+  return %c : tensor<1x4x3x3xi32>
 }
 
 // -----

@@ -275,10 +275,11 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
 
   /// Replaces `k.op`'s result by `value` + `corr` per output channel, in
   /// the result's layout (N, G, M/G, OH, OW), or in (N, M, OH, OW) when the
-  /// result's one user is the reshape to that. `read` maps those loops to
-  /// `value`'s indices.
+  /// result's one user is the reshape to that and `foldReshape`. `read`
+  /// maps those loops to `value`'s indices.
   void finish(OpBuilder &b, IntegerConv &k, Value value, ArrayRef<int32_t> corr,
-              function_ref<SmallVector<AffineExpr>(bool grouped)> read) {
+              function_ref<SmallVector<AffineExpr>(bool grouped)> read,
+              bool foldReshape = true) {
     MLIRContext *ctx = b.getContext();
     Location loc = k.op.getLoc();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -291,8 +292,9 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
             ? dyn_cast<tensor::CollapseShapeOp>(*k.op->getUsers().begin())
             : nullptr;
     bool grouped = true;
-    if (collapse && collapse.getResultType().getShape() ==
-                        ArrayRef<int64_t>{k.n, m, k.oh, k.ow}) {
+    if (foldReshape && collapse &&
+        collapse.getResultType().getShape() ==
+            ArrayRef<int64_t>{k.n, m, k.oh, k.ow}) {
       replaced = collapse;
       resultType = collapse.getResultType();
       grouped = false;
@@ -499,41 +501,103 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     });
   }
 
-  /// Depthwise: the same loops and layout, zero points out of the body.
-  void rewriteDepthwise(IntegerConv &k) {
+  /// The zero points out of the body (depthwise convolutions, and all of
+  /// them without dot products). Where the result's one user is the
+  /// reshape to (N, M, OH, OW) and the input comes through the reshape
+  /// that added the group dim, one-group and depthwise convolutions drop
+  /// the unit loops and write (N, M, OH, OW) themselves, so that the
+  /// correction and what follows fuse into their kernel as an epilogue;
+  /// other ones keep the grouped loops and layout.
+  void rewriteCentered(IntegerConv &k) {
     OpBuilder b(k.op);
-    Location loc = k.op.getLoc();
-    Type i8 = b.getI8Type(), i32 = b.getI32Type();
-    std::vector<int8_t> values(k.filter.begin(), k.filter.end());
-    Value filter = byteConstantOp(
-        b, loc, RankedTensorType::get({k.g, k.mg, k.cg, k.kh, k.kw}, i8),
-        values, k.w, ".centered");
-    SmallVector<AffineMap> maps = k.op.getIndexingMapsArray();
-    bool xUnsigned = k.xUnsigned;
-    Value conv =
-        linalg::GenericOp::create(
-            b, loc, k.op.getResult(0).getType(), ValueRange{k.x, filter},
-            k.op.getDpsInits()[0],
-            ArrayRef<AffineMap>{maps[0], maps[1], maps.back()},
-            k.op.getIteratorTypesArray(),
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value xv = xUnsigned
-                             ? Value(arith::ExtUIOp::create(nb, nl, i32, a[0]))
-                             : Value(arith::ExtSIOp::create(nb, nl, i32, a[0]));
-              Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
-              Value p = arith::MulIOp::create(nb, nl, xv, wv);
-              linalg::YieldOp::create(
-                  nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
-            })
-            .getResult(0);
     MLIRContext *ctx = b.getContext();
+    Location loc = k.op.getLoc();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    AffineExpr zero = getAffineConstantExpr(0, ctx);
+    int64_t m = k.g * k.mg;
+    std::vector<int8_t> values(k.filter.begin(), k.filter.end());
+    bool xUnsigned = k.xUnsigned;
+    auto body = [&](OpBuilder &nb, Location nl, ValueRange a) {
+      Value xv = xUnsigned ? Value(arith::ExtUIOp::create(nb, nl, i32, a[0]))
+                           : Value(arith::ExtSIOp::create(nb, nl, i32, a[0]));
+      Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
+      Value p = arith::MulIOp::create(nb, nl, xv, wv);
+      linalg::YieldOp::create(
+          nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
+    };
+    auto collapse =
+        k.op->hasOneUse()
+            ? dyn_cast<tensor::CollapseShapeOp>(*k.op->getUsers().begin())
+            : nullptr;
+    auto expand = k.x.getDefiningOp<tensor::ExpandShapeOp>();
+    auto xType = cast<RankedTensorType>(k.x.getType());
+    bool flat = collapse &&
+                collapse.getResultType().getShape() ==
+                    ArrayRef<int64_t>{k.n, m, k.oh, k.ow} &&
+                expand &&
+                expand.getSrcType().getShape() ==
+                    ArrayRef<int64_t>{k.n, k.g * k.cg, xType.getDimSize(3),
+                                      xType.getDimSize(4)} &&
+                (k.g == 1 || (k.mg == 1 && k.cg == 1));
+    if (!flat) {
+      Value filter = byteConstantOp(
+          b, loc, RankedTensorType::get({k.g, k.mg, k.cg, k.kh, k.kw}, i8),
+          values, k.w, ".centered");
+      SmallVector<AffineMap> maps = k.op.getIndexingMapsArray();
+      Value conv = linalg::GenericOp::create(
+                       b, loc, k.op.getResult(0).getType(),
+                       ValueRange{k.x, filter}, k.op.getDpsInits()[0],
+                       ArrayRef<AffineMap>{maps[0], maps[1], maps.back()},
+                       k.op.getIteratorTypesArray(), body)
+                       .getResult(0);
+      // The grouped layout stays, and so does the reshape after it.
+      finish(
+          b, k, conv, correction(k, 0),
+          [&](bool) {
+            return SmallVector<AffineExpr>{d(0), d(1), d(2), d(3), d(4)};
+          },
+          /*foldReshape=*/false);
+      return;
+    }
+    // One group: loops (n, m, oh, ow, c, kh, kw), filter (M, C, KH, KW).
+    // Depthwise: loops (n, g, oh, ow, kh, kw), filter (G, KH, KW).
+    bool depthwise = k.g != 1;
+    SmallVector<AffineExpr> old =
+        depthwise ? SmallVector<AffineExpr>{d(0), d(1), zero, d(2),
+                                            d(3), zero, d(4), d(5)}
+                  : SmallVector<AffineExpr>{d(0), zero, d(1), d(2),
+                                            d(3), d(4), d(5), d(6)};
+    unsigned loops = depthwise ? 6 : 7;
+    AffineExpr row = k.rowExpr.replaceDims(old),
+               col = k.colExpr.replaceDims(old);
+    AffineMap xMap = AffineMap::get(
+        loops, 0, {d(0), depthwise ? d(1) : d(4), row, col}, ctx);
+    AffineMap wMap =
+        depthwise ? AffineMap::get(loops, 0, {d(1), d(4), d(5)}, ctx)
+                  : AffineMap::get(loops, 0, {d(1), d(4), d(5), d(6)}, ctx);
+    AffineMap outMap = AffineMap::get(loops, 0, {d(0), d(1), d(2), d(3)}, ctx);
+    SmallVector<int64_t> wShape =
+        depthwise ? SmallVector<int64_t>{k.g, k.kh, k.kw}
+                  : SmallVector<int64_t>{m, k.cg, k.kh, k.kw};
+    Value filter = byteConstantOp(b, loc, RankedTensorType::get(wShape, i8),
+                                  values, k.w, ".centered");
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    iterators.append(loops - 4, utils::IteratorType::reduction);
+    RankedTensorType outType = collapse.getResultType();
+    Value init = linalg::FillOp::create(b, loc,
+                                        ValueRange{arith::ConstantOp::create(
+                                            b, loc, b.getI32IntegerAttr(0))},
+                                        ValueRange{tensor::EmptyOp::create(
+                                            b, loc, outType.getShape(), i32)})
+                     .getResult(0);
+    Value conv = linalg::GenericOp::create(
+                     b, loc, outType, ValueRange{expand.getSrc(), filter}, init,
+                     ArrayRef<AffineMap>{xMap, wMap, outMap}, iterators, body)
+                     .getResult(0);
     finish(b, k, conv, correction(k, 0), [&](bool grouped) {
-      if (grouped)
-        return SmallVector<AffineExpr>{d(0), d(1), d(2), d(3), d(4)};
-      // (n, m, oh, ow) with m = g (one output channel per group).
-      return SmallVector<AffineExpr>{d(0), d(1), getAffineConstantExpr(0, ctx),
-                                     d(2), d(3)};
+      return SmallVector<AffineExpr>{d(0), d(1), d(2), d(3)};
     });
   }
 
@@ -549,8 +613,8 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
         continue;
       if (k->g == 1 && dotProducts)
         rewriteDot(*k);
-      else if (k->cg == 1 && k->mg == 1)
-        rewriteDepthwise(*k);
+      else
+        rewriteCentered(*k);
     }
   }
 };

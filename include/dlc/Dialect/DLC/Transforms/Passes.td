@@ -60,9 +60,15 @@ def CPUInt8Conv : Pass<"dlc-cpu-int8-conv", "mlir::func::FuncOp"> {
     innermost reduction, which dlc-cpu-register-tile turns into dot
     product instructions.
 
-    A depthwise convolution (one input and one output channel per group)
-    keeps its loops and layout; its body becomes ext(x) * w' with w' a
-    constant of signed bytes.
+    Every other convolution (depthwise ones, and all of them without dot
+    products) keeps its layout; its body becomes ext(x) * w' with w' a
+    constant of signed bytes. Where the result's one user is the reshape to
+    (N, M, OH, OW) and the input comes through the reshape that added the
+    group dim, one-group and depthwise convolutions also drop their unit
+    loops: loops (n, m, oh, ow, c, kh, kw) with the filter (M, C, KH, KW),
+    or (n, g, oh, ow, kh, kw) with (G, KH, KW), writing (N, M, OH, OW), so
+    that the correction and what follows fuse into their kernel as an
+    epilogue; grouped ones keep their loops and the reshape after them.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "16",
