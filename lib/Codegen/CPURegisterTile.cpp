@@ -352,9 +352,12 @@ std::optional<Contraction> matchDot(linalg::GenericOp op) {
     // are neighbouring groups of 4 bytes.
     std::optional<unsigned> p = lastDim(maps[2], 0);
     if (!p || iterators[*p] != utils::IteratorType::parallel ||
-        uses(maps[bi], *p) || maps[ai].getNumResults() < 2 ||
-        coefficient(maps[ai].getResult(maps[ai].getNumResults() - 2), *p) !=
-            std::optional<int64_t>(1))
+        uses(maps[bi], *p) || maps[ai].getNumResults() < 2)
+      continue;
+    std::optional<int64_t> pStride =
+        coefficient(maps[ai].getResult(maps[ai].getNumResults() - 2), *p);
+    if (pStride != std::optional<int64_t>(1) &&
+        pStride != std::optional<int64_t>(2))
       continue;
     // p and k only there in a; a's last two dims contiguous, b's last.
     bool alone =
@@ -372,6 +375,7 @@ std::optional<Contraction> matchDot(linalg::GenericOp op) {
     k.b = bi;
     k.p = *p;
     k.dot = *kd;
+    k.stride = *pStride;
     k.aUnsigned = unsignedInput[ai];
     // Rows: a plain dim of the output that b reads linearly and a does
     // not read.
@@ -900,6 +904,42 @@ struct CPURegisterTilePass
           ivs[*k.f] = cst(in, 0);
         ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
         SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
+        if (k.dot && k.stride == 2) {
+          // The even groups of 4 bytes of 2 * lanes contiguous ones: two
+          // loads (masked to the 2 * valid - 1 groups needed), shuffled as
+          // i32 lanes.
+          int64_t valid = j % n == n - 1 ? lastLanes : lanes;
+          int64_t needed = 2 * valid - 1;
+          VectorType words = VectorType::get({lanes}, in.getI32Type());
+          auto groups = [&](Value base, int64_t count) -> Value {
+            SmallVector<Value> at(idx);
+            at[at.size() - 2] = base;
+            Value bytes;
+            if (count >= lanes) {
+              bytes = vector::LoadOp::create(in, loc, byteVecType, a, at);
+            } else {
+              Value m = vector::CreateMaskOp::create(
+                  in, loc, VectorType::get({lanes * 4}, in.getI1Type()),
+                  ValueRange{cst(in, std::max<int64_t>(count, 0) * 4)});
+              bytes = vector::MaskedLoadOp::create(
+                  in, loc, byteVecType, a, at, m,
+                  arith::ConstantOp::create(
+                      in, loc, cast<TypedAttr>(in.getZeroAttr(byteVecType))));
+            }
+            return vector::BitCastOp::create(in, loc, words, bytes);
+          };
+          Value col = idx[idx.size() - 2];
+          Value lo = groups(col, needed);
+          Value hi = groups(arith::AddIOp::create(in, loc, col, cst(in, lanes)),
+                            needed - lanes);
+          SmallVector<int64_t> even;
+          for (int64_t t = 0; t < lanes; ++t)
+            even.push_back(2 * t);
+          avec.push_back(vector::BitCastOp::create(
+              in, loc, byteVecType,
+              vector::ShuffleOp::create(in, loc, lo, hi, even)));
+          continue;
+        }
         if (k.dot) {
           // lanes groups of 4 bytes; in a partial block, only the valid
           // groups' bytes.

@@ -347,8 +347,12 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
     if (padsInput && !channels && !preferred.test(i) &&
         preferredWorkgroups >= kEnoughWorkgroups)
       break;
+    // A channels-last convolution that pads its input in the kernel is
+    // split along output channels only (each workgroup pads all of it);
+    // one that reads its input from memory also along other loops when
+    // its channel blocks are too few.
     if (it != utils::IteratorType::parallel || reduced.test(i) ||
-        extents[i] <= 1 || (channels && i != channels->loop))
+        extents[i] <= 1 || (channels && padsInput && i != channels->loop))
       continue;
     int64_t limit = remaining;
     if (padsInput && !channels && preferred.test(i) && extents[i] >= 16)

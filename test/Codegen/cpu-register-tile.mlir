@@ -573,3 +573,33 @@ func.func @integer_depthwise(%x: memref<2x6x20xi8>, %w: memref<2x3x3xi8>, %out: 
   }
   return
 }
+
+// -----
+
+// Along pixels at stride 2: each vector of a is the even groups of 4 bytes
+// of 16 contiguous ones, two loads bitcast to i32 lanes and shuffled; the
+// second load, and both in the partial block, are masked to the groups a
+// block needs.
+// CHECK-LABEL: func.func @dot_pixels_stride2
+// DOT-LABEL: func.func @dot_pixels_stride2
+// DOT: vector.load %{{.*}} : memref<1x1x3x40x4xi8>, vector<32xi8>
+// DOT: vector.bitcast %{{.*}} : vector<32xi8> to vector<8xi32>
+// DOT: vector.maskedload %{{.*}} : memref<1x1x3x40x4xi8>, vector<32xi1>, vector<32xi8> into vector<32xi8>
+// DOT: vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<8xi32>, vector<8xi32>
+// DOT: vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
+// DOT: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d4, d2 + d5, d3 * 2 + d6, d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d4, d5, d6, d7)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3)>
+func.func @dot_pixels_stride2(%x: memref<1x1x3x40x4xi8>, %w: memref<2x1x1x3x4xi8>, %out: memref<1x2x3x12xi32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x1x3x40x4xi8>, memref<2x1x1x3x4xi8>) outs(%out : memref<1x2x3x12xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}

@@ -341,6 +341,38 @@ func.func @dot_channels_last_conv(%x: tensor<1x64x9x9x4xi8>, %w: tensor<2x64x3x3
 
 // -----
 
+// A channels-last convolution that reads its input from memory (no padding
+// in the kernel: dlc-cpu-int8-conv's input repack pads) and has one block of
+// channels is split along its pixel rows as well (56 rows, 7 tiles of 8).
+// CHECK-LABEL: func.func @one_block_channels_last_conv
+// CHECK-SAME: dlc.grid = array<i64: 7, 1, 1>
+#obx = affine_map<(n, oh, ow, fb, fi, c, kh, kw, k) -> (n, c, oh * 2 + kh, ow * 2 + kw, k)>
+#obw = affine_map<(n, oh, ow, fb, fi, c, kh, kw, k) -> (fb, c, kh, kw, fi, k)>
+#obo = affine_map<(n, oh, ow, fb, fi, c, kh, kw, k) -> (n, oh, ow, fb, fi)>
+#obback = affine_map<(n, f, oh, ow) -> (n, oh, ow, f floordiv 32, f mod 32)>
+#obid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+func.func @one_block_channels_last_conv(%x: tensor<1x1x114x114x4xi8>, %w: tensor<1x1x3x3x32x4xi8>) -> tensor<1x32x56x56xi32> attributes {dlc.kernel} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x56x56x1x32xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x56x56x1x32xi32>) -> tensor<1x56x56x1x32xi32>
+  %c = linalg.generic {indexing_maps = [#obx, #obw, #obo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x1x114x114x4xi8>, tensor<1x1x3x3x32x4xi8>) outs(%f : tensor<1x56x56x1x32xi32>) {
+  ^bb0(%a: i8, %b: i8, %o: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %o, %2 : i32
+    linalg.yield %3 : i32
+  } -> tensor<1x56x56x1x32xi32>
+  %e2 = tensor.empty() : tensor<1x32x56x56xi32>
+  %r = linalg.generic {indexing_maps = [#obback, #obid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x56x56x1x32xi32>) outs(%e2 : tensor<1x32x56x56xi32>) {
+  ^bb0(%a: i32, %o: i32):
+    linalg.yield %a : i32
+  } -> tensor<1x32x56x56xi32>
+  return %r : tensor<1x32x56x56xi32>
+}
+
+// -----
+
 // CPU: a matrix-vector product reads each weight once: its work is the
 // weight matrix (64K elements, 4 workgroups of 16384), not its 64K
 // multiply-adds at 64 to one output (1K, one workgroup): its 1024 columns

@@ -354,21 +354,17 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     int64_t f = k.mg, c = k.cg, c4 = (c + 3) / 4;
     auto xType = cast<RankedTensorType>(k.x.getType());
     int64_t h = xType.getDimSize(3), wd = xType.getDimSize(4);
-    auto unitStride = [&](AffineExpr e, unsigned o) {
-      // o + kernel tap: coefficient 1 of the output loop.
-      return e.isFunctionOfDim(o) &&
-             e.replaceDims(
-                 {getAffineConstantExpr(0, ctx), getAffineConstantExpr(0, ctx),
-                  getAffineConstantExpr(0, ctx),
-                  getAffineConstantExpr(o == 3 ? 1 : 0, ctx),
-                  getAffineConstantExpr(o == 4 ? 1 : 0, ctx),
-                  getAffineConstantExpr(0, ctx), getAffineConstantExpr(0, ctx),
-                  getAffineConstantExpr(0, ctx)}) ==
-                 getAffineConstantExpr(1, ctx);
-    };
+    // The stride of the output columns in the input's columns: the
+    // coefficient of ow (loop 4) in its index expression (ow * s + kw * d).
+    SmallVector<AffineExpr> onlyColumns(8, getAffineConstantExpr(0, ctx));
+    onlyColumns[4] = getAffineConstantExpr(1, ctx);
+    auto stride =
+        dyn_cast<AffineConstantExpr>(k.colExpr.replaceDims(onlyColumns));
     // Along pixels: a's vectors are 4 channels of `lanes` neighbouring
-    // pixels, contiguous only at stride 1.
-    bool pixels = pixelsFill(k) && unitStride(k.colExpr, 4);
+    // pixels, contiguous at stride 1, every other group of 4 bytes at
+    // stride 2 (two loads and a shuffle).
+    bool pixels = pixelsFill(k) && stride &&
+                  (stride.getValue() == 1 || stride.getValue() == 2);
     int64_t fb = 1, fp = f;
     if (!pixels) {
       // Output channels in blocks of fb (a register block's width),
