@@ -63,6 +63,11 @@ struct Contraction {
   /// zero- or sign-extended as `unsignedInput` says.
   bool integer = false;
   bool unsignedInput[2] = {false, false};
+  /// Dot products over a filter window (`dot` is then the window's loop,
+  /// at most 4 taps, in a's innermost index as `stride * p + tap`): each
+  /// lane's 4 bytes are its own taps, picked from one load by a byte
+  /// shuffle; b's taps are zero-padded to 4.
+  bool window = false;
 };
 
 /// Whether `e` uses loop `d`.
@@ -410,6 +415,44 @@ std::optional<Contraction> matchDot(linalg::GenericOp op) {
     return k;
   }
   return std::nullopt;
+}
+
+/// Turns integer contraction `k` (rows of a, i.e. a depthwise convolution)
+/// into dot products over its innermost filter window when a reads that
+/// window at its innermost index as `stride * p + tap` and b as its own
+/// innermost index, with at most 4 taps, a's bytes unsigned and b's signed.
+bool asWindowDot(linalg::GenericOp op, Contraction &k, int64_t lanes) {
+  if (!k.integer || !k.rowsInA || !k.unsignedInput[k.a] ||
+      k.unsignedInput[k.b] || (k.stride != 1 && k.stride != 2))
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  AffineExpr aLast = maps[k.a].getResults().back();
+  auto bLast = dyn_cast<AffineDimExpr>(maps[k.b].getResults().back());
+  if (!bLast)
+    return false;
+  unsigned r = bLast.getPosition();
+  if (!llvm::is_contained(k.reductions, r) || trips[r] > 4 ||
+      coefficient(aLast, r) != std::optional<int64_t>(1) ||
+      k.stride * (lanes - 1) + 4 > 4 * lanes)
+    return false;
+  // a's last index is stride * p + r alone; r nowhere else.
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (d != k.p && d != r && aLast.isFunctionOfDim(d))
+      return false;
+  for (AffineExpr e : maps[k.a].getResults().drop_back())
+    if (e.isFunctionOfDim(r))
+      return false;
+  for (AffineExpr e : maps[k.b].getResults().drop_back())
+    if (e.isFunctionOfDim(r))
+      return false;
+  llvm::erase(k.reductions, r);
+  if (k.reductions.empty())
+    return false;
+  k.dot = r;
+  k.window = true;
+  k.aUnsigned = true;
+  return true;
 }
 
 /// What a contraction's temporary output is for, when the kernel computes
@@ -904,6 +947,31 @@ struct CPURegisterTilePass
           ivs[*k.f] = cst(in, 0);
         ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
         SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
+        if (k.window) {
+          // One load from the lane's first tap on, as far as the row
+          // goes; lane l's bytes are taps stride * l + 0..3 (a tap past
+          // the window meets a zero weight).
+          auto aType = cast<MemRefType>(a.getType());
+          Value col = idx.back();
+          Value left = arith::SubIOp::create(
+              in, loc, cst(in, aType.getShape().back()), col);
+          Value count =
+              arith::MinSIOp::create(in, loc, left, cst(in, lanes * 4));
+          Value m = vector::CreateMaskOp::create(
+              in, loc, VectorType::get({lanes * 4}, in.getI1Type()),
+              ValueRange{count});
+          Value bytes = vector::MaskedLoadOp::create(
+              in, loc, byteVecType, a, idx, m,
+              arith::ConstantOp::create(
+                  in, loc, cast<TypedAttr>(in.getZeroAttr(byteVecType))));
+          SmallVector<int64_t> pick;
+          for (int64_t l = 0; l < lanes; ++l)
+            for (int64_t q = 0; q < 4; ++q)
+              pick.push_back(k.stride * l + q);
+          avec.push_back(
+              vector::ShuffleOp::create(in, loc, bytes, bytes, pick));
+          continue;
+        }
         if (k.dot && k.stride == 2) {
           // The even groups of 4 bytes of 2 * lanes contiguous ones: two
           // loads (masked to the 2 * valid - 1 groups needed), shuffled as
@@ -1041,9 +1109,25 @@ struct CPURegisterTilePass
           ivs[k.p] = cst(in, 0);
           SmallVector<Value> idx = indices(in, loc, maps[k.b], ivs);
           if (k.dot) {
-            // b's 4 bytes as one i32, in every lane.
-            Value four = vector::LoadOp::create(
-                in, loc, VectorType::get({4}, in.getI8Type()), b, idx);
+            // b's 4 bytes as one i32, in every lane; a window's taps
+            // padded with zeros to 4.
+            Value four;
+            if (k.window) {
+              int64_t taps = trips[*k.dot];
+              Value some = vector::LoadOp::create(
+                  in, loc, VectorType::get({taps}, in.getI8Type()), b, idx);
+              Value zeros = arith::ConstantOp::create(
+                  in, loc,
+                  cast<TypedAttr>(
+                      in.getZeroAttr(VectorType::get({taps}, in.getI8Type()))));
+              SmallVector<int64_t> pad;
+              for (int64_t q = 0; q < 4; ++q)
+                pad.push_back(q < taps ? q : taps);
+              four = vector::ShuffleOp::create(in, loc, some, zeros, pad);
+            } else {
+              four = vector::LoadOp::create(
+                  in, loc, VectorType::get({4}, in.getI8Type()), b, idx);
+            }
             Value word = vector::ExtractOp::create(
                 in, loc,
                 vector::BitCastOp::create(
@@ -1282,8 +1366,15 @@ struct CPURegisterTilePass
       std::optional<Contraction> k;
       if (!int8Dot.empty())
         k = matchDot(op);
-      if (!k)
+      if (!k) {
         k = match(op);
+        // A depthwise convolution's window as dot products.
+        if (k && !int8Dot.empty()) {
+          Contraction window = *k;
+          if (asWindowDot(op, window, std::max<int64_t>(vectorBits / 32, 4)))
+            k = window;
+        }
+      }
       if (k)
         work.push_back({op, *k});
     });

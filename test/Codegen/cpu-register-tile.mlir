@@ -556,8 +556,18 @@ func.func @dot_pixels(%x: memref<1x1x6x14x4xi8>, %w: memref<2x1x3x3x4xi8>, %out:
 // CHECK: arith.muli %{{.*}} : vector<8xi32>
 // CHECK: arith.addi %{{.*}} : vector<8xi32>
 // CHECK-NOT: linalg.generic
+// With dot products the 3-tap window is the dot product's reduction: one
+// load of 32 bytes from each vector's first tap (masked to the row's
+// end), a byte shuffle giving lane l the taps l .. l + 3, and the filter's
+// 3 bytes padded with a zero to 4 and broadcast.
 // DOT-LABEL: func.func @integer_depthwise
-// DOT: arith.muli %{{.*}} : vector<8xi32>
+// DOT: vector.load %{{.*}} : memref<2x3x3xi8>, vector<3xi8>
+// DOT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3] : vector<3xi8>, vector<3xi8>
+// DOT: vector.bitcast %{{.*}} : vector<4xi8> to vector<1xi32>
+// DOT: vector.maskedload %{{.*}} : memref<2x6x20xi8>, vector<32xi1>, vector<32xi8> into vector<32xi8>
+// DOT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6, 4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10] : vector<32xi8>, vector<32xi8>
+// DOT: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+// DOT-NOT: arith.muli %{{.*}} : vector<8xi32>
 #x = affine_map<(c, y, x, i, j) -> (c, y + i, x + j)>
 #w = affine_map<(c, y, x, i, j) -> (c, i, j)>
 #o = affine_map<(c, y, x, i, j) -> (c, y, x)>

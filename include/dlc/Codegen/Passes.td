@@ -376,7 +376,14 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     the innermost index of both inputs (dlc-cpu-int8-conv's layout) are
     tiled the same way: each vector of `a` is lanes x 4 bytes, `b`'s 4
     bytes are broadcast to every lane, and one dot product instruction
-    replaces 4 multiply-adds per lane.
+    replaces 4 multiply-adds per lane. `a`'s index may also be a window at
+    stride 2 (`2 * p + tap`): two loads, shuffled as i32 lanes. An integer
+    contraction whose rows are `a`'s (a depthwise convolution) with `a`
+    unsigned, `b` signed and an innermost filter window of at most 4 taps
+    (`a` at `stride * p + tap`, stride 1 or 2; `b` at `tap`) takes that
+    window as the dot product's reduction: one masked load per vector from
+    its first tap, a byte shuffle giving each lane its own taps (x86
+    vpermb with AVX-512 VBMI), and `b`'s taps zero-padded to 4 bytes.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
