@@ -73,3 +73,84 @@ func.func @two_uses(%xq: tensor<1x4x8x8xui8>) -> (tensor<1x2x8x8xui8>, tensor<1x
   %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
   return %y, %c : tensor<1x2x8x8xui8>, tensor<1x2x8x8xf32>
 }
+
+// -----
+
+// A QDQ MatMul: u8 activations, s8 weights per output column (axis 1 of a
+// (K, N) matrix). It becomes QLinearMatMul with the MatMul's name.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[AQ:.*]]: tensor<3x4xui8>)
+// CHECK-NOT: "DequantizeLinear"
+// CHECK: %[[Y:.*]] = onnx.node "QLinearMatMul" (%[[AQ]], {{.*}}) {name = "mm0", version = 10 : i64}
+// CHECK-SAME: -> tensor<3x2xui8>
+// CHECK-NOT: "QuantizeLinear"
+// CHECK: return %[[Y]]
+func.func @matmul(%aq: tensor<3x4xui8>) -> tensor<3x2xui8> {
+  %sa = arith.constant dense<0.5> : tensor<f32>
+  %za = arith.constant dense<3> : tensor<ui8>
+  %bq = arith.constant dense<1> : tensor<4x2xi8>
+  %sb = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %zb = arith.constant dense<0> : tensor<2xi8>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %a = onnx.node "DequantizeLinear" (%aq, %sa, %za) {version = 13 : i64} : (tensor<3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x4xf32>
+  %b = onnx.node "DequantizeLinear" (%bq, %sb, %zb) {version = 13 : i64, attrs = {axis = 1 : i64}} : (tensor<4x2xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<4x2xf32>
+  %c = onnx.node "MatMul" (%a, %b) {version = 13 : i64, name = "mm0"} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<3x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<3x2xui8>
+  return %y : tensor<3x2xui8>
+}
+
+// -----
+
+// A QDQ Gemm with transB = 1 (weights per output row of the (N, K) matrix,
+// axis 0) and an int32 bias of scale sa * sb: ONNX Runtime's QGemm, with the
+// Gemm's attributes. A Gemm with beta != 1 scales its bias: left alone.
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME: (%[[AQ:.*]]: tensor<3x4xui8>)
+// CHECK-NOT: "DequantizeLinear"
+// CHECK-NOT: onnx.none
+// CHECK: %[[Y:.*]] = onnx.node "QGemm" (%[[AQ]], {{.*}}) {attrs = {transB = 1 : i64}, domain = "com.microsoft", name = "fc", version = 1 : i64}
+// CHECK-SAME: -> tensor<3x2xui8>
+// CHECK: return %[[Y]]
+func.func @gemm(%aq: tensor<3x4xui8>) -> tensor<3x2xui8> {
+  %sa = arith.constant dense<0.5> : tensor<f32>
+  %za = arith.constant dense<3> : tensor<ui8>
+  %bq = arith.constant dense<1> : tensor<2x4xi8>
+  %sb = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %zb = arith.constant dense<0> : tensor<2xi8>
+  %cq = arith.constant dense<[10, -20]> : tensor<2xi32>
+  %sc = arith.constant dense<[0.125, 0.0625]> : tensor<2xf32>
+  %zc = arith.constant dense<0> : tensor<2xi32>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %a = onnx.node "DequantizeLinear" (%aq, %sa, %za) {version = 13 : i64} : (tensor<3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x4xf32>
+  %b = onnx.node "DequantizeLinear" (%bq, %sb, %zb) {version = 13 : i64, attrs = {axis = 0 : i64}} : (tensor<2x4xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x4xf32>
+  %c = onnx.node "DequantizeLinear" (%cq, %sc, %zc) {version = 13 : i64, attrs = {axis = 0 : i64}} : (tensor<2xi32>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
+  %g = onnx.node "Gemm" (%a, %b, %c) {version = 13 : i64, name = "fc", attrs = {transB = 1 : i64}} : (tensor<3x4xf32>, tensor<2x4xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  %y = onnx.node "QuantizeLinear" (%g, %sy, %zy) {version = 13 : i64} : (tensor<3x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<3x2xui8>
+  return %y : tensor<3x2xui8>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gemm_beta
+// CHECK: onnx.node "Gemm"
+// CHECK-NOT: QGemm
+func.func @gemm_beta(%aq: tensor<3x4xui8>) -> tensor<3x2xui8> {
+  %sa = arith.constant dense<0.5> : tensor<f32>
+  %za = arith.constant dense<3> : tensor<ui8>
+  %bq = arith.constant dense<1> : tensor<2x4xi8>
+  %sb = arith.constant dense<0.25> : tensor<f32>
+  %zb = arith.constant dense<0> : tensor<i8>
+  %cq = arith.constant dense<[10, -20]> : tensor<2xi32>
+  %sc = arith.constant dense<0.125> : tensor<f32>
+  %zc = arith.constant dense<0> : tensor<i32>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %a = onnx.node "DequantizeLinear" (%aq, %sa, %za) {version = 13 : i64} : (tensor<3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x4xf32>
+  %b = onnx.node "DequantizeLinear" (%bq, %sb, %zb) {version = 13 : i64} : (tensor<2x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4xf32>
+  %c = onnx.node "DequantizeLinear" (%cq, %sc, %zc) {version = 13 : i64} : (tensor<2xi32>, tensor<f32>, tensor<i32>) -> tensor<2xf32>
+  %g = onnx.node "Gemm" (%a, %b, %c) {version = 13 : i64, name = "fc", attrs = {transB = 1 : i64, beta = 0.5 : f32}} : (tensor<3x4xf32>, tensor<2x4xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  %y = onnx.node "QuantizeLinear" (%g, %sy, %zy) {version = 13 : i64} : (tensor<3x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<3x2xui8>
+  return %y : tensor<3x2xui8>
+}

@@ -35,7 +35,7 @@ def ConvertONNXToLinalg : Pass<"dlc-convert-onnx-to-linalg", "mlir::ModuleOp"> {
 }
 
 def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
-  let summary = "QDQ convolutions to QLinearConv: quantized models run as integer kernels";
+  let summary = "QDQ convolutions and matrix products to QLinearConv, QLinearMatMul and QGemm: quantized models run as integer kernels";
   let description = [{
     Runs on `onnx.node` ops before dlc-convert-onnx-to-linalg. Quantization
     tools (ONNX Runtime's `quantize_static`, TensorRT-style exporters)
@@ -54,6 +54,12 @@ def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
     (axis 0), the Conv result feeds only the QuantizeLinear, and the bias
     (if any) is int32 with zero point 0 and scale sx * sw (checked on the
     constants, to a relative 1e-6). Anything else is left as it is.
+
+    Likewise QuantizeLinear(MatMul(DQ(a), DQ(b))) becomes QLinearMatMul
+    (b a matrix, per tensor or per output column) and
+    QuantizeLinear(Gemm(DQ(a), DQ(b), DQ(c))) ONNX Runtime's
+    com.microsoft QGemm with the Gemm's transA, transB and alpha (b per
+    tensor or per output column, c an int32 bias as above, beta 1).
 
     The first pass of the legalize pipeline, for every target.
   }];

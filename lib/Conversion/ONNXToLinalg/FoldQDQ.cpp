@@ -1,9 +1,10 @@
 //===- FoldQDQ.cpp - the dlc-fold-qdq pass --------------------------------===//
 //
 // QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(w),
-// DequantizeLinear(b))) -> QLinearConv, on onnx.node ops, so that QDQ models
-// run as integer kernels with int8 activations between them. The pass
-// description in Passes.td states the conditions.
+// DequantizeLinear(b))) -> QLinearConv, and the same around MatMul
+// (QLinearMatMul) and Gemm (com.microsoft QGemm), on onnx.node ops, so that
+// QDQ models run as integer kernels with int8 activations between them.
+// The pass description in Passes.td states the conditions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -162,6 +163,85 @@ SmallVector<onnx::NodeOp> foldConv(onnx::NodeOp q) {
   return maybeDead;
 }
 
+/// The quantized matrix product `q` = QuantizeLinear(MatMul(DQ(a), DQ(b)))
+/// or QuantizeLinear(Gemm(DQ(a), DQ(b)[, DQ(c)])) stands for, when it
+/// matches: QLinearMatMul, or ONNX Runtime's com.microsoft QGemm (which
+/// keeps Gemm's transA, transB and alpha and takes c as an int32 bias).
+/// Returns the nodes that may have become dead.
+SmallVector<onnx::NodeOp> foldMatrixProduct(onnx::NodeOp q) {
+  if (!q.hasInput(2) || elementCount(q.getInputs()[1]) != 1 ||
+      elementCount(q.getInputs()[2]) != 1 || q.getNumResults() != 1)
+    return {};
+  onnx::NodeOp mm = producer(q.getInputs()[0], "MatMul");
+  onnx::NodeOp gemm = producer(q.getInputs()[0], "Gemm");
+  onnx::NodeOp product = mm ? mm : gemm;
+  if (!product || !product.getResult(0).hasOneUse())
+    return {};
+  onnx::NodeOp da = producer(product.getInputs()[0], "DequantizeLinear");
+  onnx::NodeOp db = producer(product.getInputs()[1], "DequantizeLinear");
+  auto bType = db ? dyn_cast<RankedTensorType>(db.getInputs()[0].getType())
+                  : RankedTensorType();
+  auto aType = da ? dyn_cast<RankedTensorType>(da.getInputs()[0].getType())
+                  : RankedTensorType();
+  if (!bType || !aType || bType.getRank() != 2 ||
+      (gemm && aType.getRank() != 2))
+    return {};
+  // b per tensor or per output column: its last dim, or its first when a
+  // Gemm transposes it.
+  int64_t transB = 0;
+  if (gemm)
+    if (auto t = dyn_cast_or_null<IntegerAttr>(gemm.getOnnxAttr("transB")))
+      transB = t.getInt();
+  if (!isDequantize(da, std::nullopt) || !isDequantize(db, transB ? 0 : 1))
+    return {};
+  onnx::NodeOp dc;
+  if (gemm && gemm.hasInput(2)) {
+    auto beta = dyn_cast_or_null<FloatAttr>(gemm.getOnnxAttr("beta"));
+    dc = producer(gemm.getInputs()[2], "DequantizeLinear");
+    if ((beta && beta.getValueAsDouble() != 1.0) ||
+        !isIntegerBias(dc, da.getInputs()[1], db.getInputs()[1]))
+      return {};
+  }
+  OpBuilder b(q);
+  onnx::NodeOp folded;
+  if (mm) {
+    SmallVector<Value> inputs = {da.getInputs()[0], da.getInputs()[1],
+                                 da.getInputs()[2], db.getInputs()[0],
+                                 db.getInputs()[1], db.getInputs()[2],
+                                 q.getInputs()[1],  q.getInputs()[2]};
+    // QLinearMatMul exists since opset 10.
+    folded = onnx::NodeOp::create(b, mm.getLoc(), q->getResultTypes(),
+                                  "QLinearMatMul", "", 10, mm.getNameAttr(),
+                                  mm.getAttrs(), /*graph_attrs=*/ArrayAttr(),
+                                  inputs, /*graphsCount=*/0);
+  } else {
+    Value bias = dc ? dc.getInputs()[0]
+                    : onnx::NoneOp::create(b, gemm.getLoc(), b.getNoneType())
+                          .getResult();
+    SmallVector<Value> inputs = {da.getInputs()[0],
+                                 da.getInputs()[1],
+                                 da.getInputs()[2],
+                                 db.getInputs()[0],
+                                 db.getInputs()[1],
+                                 db.getInputs()[2],
+                                 bias,
+                                 q.getInputs()[1],
+                                 q.getInputs()[2]};
+    // QGemm is version 1 of ONNX Runtime's com.microsoft domain.
+    folded = onnx::NodeOp::create(
+        b, gemm.getLoc(), q->getResultTypes(), "QGemm", "com.microsoft", 1,
+        gemm.getNameAttr(), gemm.getAttrs(), /*graph_attrs=*/ArrayAttr(),
+        inputs, /*graphsCount=*/0);
+  }
+  q.getResult(0).replaceAllUsesWith(folded.getResult(0));
+  q.erase();
+  product.erase();
+  SmallVector<onnx::NodeOp> maybeDead = {da, db};
+  if (dc)
+    maybeDead.push_back(dc);
+  return maybeDead;
+}
+
 struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
   void runOnOperation() override {
     SmallVector<onnx::NodeOp> quantizes;
@@ -170,8 +250,12 @@ struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
         quantizes.push_back(node);
     });
     SmallVector<onnx::NodeOp> maybeDead;
-    for (onnx::NodeOp q : quantizes)
-      maybeDead.append(foldConv(q));
+    for (onnx::NodeOp q : quantizes) {
+      SmallVector<onnx::NodeOp> dead = foldConv(q);
+      if (dead.empty())
+        dead = foldMatrixProduct(q);
+      maybeDead.append(dead);
+    }
     // A DequantizeLinear several convolutions shared dies with the last.
     llvm::SmallPtrSet<Operation *, 16> erased;
     for (onnx::NodeOp node : maybeDead)

@@ -269,3 +269,51 @@ func.func @out_of_range(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x7x7xi32> {
   } -> tensor<1x1x8x7x7xi32>
   return %y : tensor<1x1x8x7x7xi32>
 }
+
+// -----
+
+// A matrix product with a constant right operand (here the transpose of a
+// (N, K) constant, as QGemm with transB writes it): a becomes (M, K/4, 4)
+// by a reshape after padding K = 6 to 8, b is packed to (N'/8, K/4, 8, 4)
+// with N = 5 padded to 8, and the result is read back as (M, N) with the
+// correction -2 * 6 (the input's zero point times each column's sum).
+// Without dot products it is left alone.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d2, d4)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 8, d1 mod 8)>
+// CHECK-LABEL: func.func @matmul
+// CHECK: %[[BP:.*]] = arith.constant dense<{{\[\[\[\[}}1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], {{\[}}[1, 1, 0, 0]
+// CHECK-SAME: tensor<1x2x8x4xi8>
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0] high[0, 2]
+// CHECK: %[[AP:.*]] = tensor.expand_shape %[[PAD]] {{\[\[}}0], [1, 2]] {{.*}} : tensor<2x8xi8> into tensor<2x2x4xi8>
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[B]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[AP]], %[[BP]] : tensor<2x2x4xi8>, tensor<1x2x8x4xi8>) outs({{.*}} : tensor<2x1x8xi32>)
+// CHECK: %[[CORR:.*]] = arith.constant dense<-12> : tensor<5xi32>
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<2x1x8xi32>, tensor<5xi32>)
+// CHECK-NOT: linalg.transpose
+// NODOT-LABEL: func.func @matmul
+// NODOT: linalg.transpose
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#s = affine_map<(d0, d1, d2) -> ()>
+#o = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @matmul(%a: tensor<2x6xi8>) -> tensor<2x5xi32> {
+  %w = arith.constant dense<1> : tensor<5x6xi8>
+  %za = arith.constant dense<2> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %et = tensor.empty() : tensor<6x5xi8>
+  %wt = linalg.transpose ins(%w : tensor<5x6xi8>) outs(%et : tensor<6x5xi8>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<2x5xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<2x5xi32>) -> tensor<2x5xi32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #s, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wt, %za : tensor<2x6xi8>, tensor<6x5xi8>, tensor<i8>) outs(%init : tensor<2x5xi32>) {
+  ^bb0(%x: i8, %v: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %v : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<2x5xi32>
+  return %y : tensor<2x5xi32>
+}

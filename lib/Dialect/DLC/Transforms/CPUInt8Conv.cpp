@@ -256,6 +256,112 @@ std::optional<IntegerConv> matchConv(linalg::GenericOp op) {
   return k;
 }
 
+/// The integer matrix product the ONNX lowering writes (MatMulInteger,
+/// QLinearMatMul, QGemm) with a constant right operand: loops (m, n, k);
+/// a (m, k), b (k, n) (a constant, or a transpose of one), out (m, n) in
+/// i32; body (ext(a) - z) * (ext(b) - b_zp), the zero points optional,
+/// scalars (b's per column too).
+struct IntegerMatmul {
+  linalg::GenericOp op;
+  Value a;
+  bool aUnsigned = false;
+  int64_t aZp = 0;
+  /// b - b_zp, (N, K) row-major: each output column's reduction contiguous.
+  std::vector<int64_t> filter;
+  Value filterSource; ///< the constant it comes from (resource naming)
+  int64_t m = 0, n = 0, k = 0;
+};
+
+std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  if (op.getNumLoops() != 3 || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() < 2 || op.getNumDpsInputs() > 4 ||
+      !op.hasPureTensorSemantics())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != AffineMap::get(3, 0, {d(0), d(2)}, ctx) ||
+      maps[1] != AffineMap::get(3, 0, {d(2), d(1)}, ctx) ||
+      maps.back() != AffineMap::get(3, 0, {d(0), d(1)}, ctx))
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = body.getArgument(op.getNumDpsInputs());
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<arith::MulIOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc) ||
+      !mul.getType().isInteger(32))
+    return std::nullopt;
+  std::optional<Widened> l = widened(mul.getLhs());
+  std::optional<Widened> r = widened(mul.getRhs());
+  if (!l || !r)
+    return std::nullopt;
+  if (l->arg != 0)
+    std::swap(l, r);
+  if (l->arg != 0 || r->arg != 1)
+    return std::nullopt;
+  IntegerMatmul mm;
+  mm.op = op;
+  mm.a = op.getDpsInputs()[0];
+  auto aType = cast<RankedTensorType>(mm.a.getType());
+  auto outType = cast<RankedTensorType>(op.getResult(0).getType());
+  if (!aType.hasStaticShape() || !outType.hasStaticShape())
+    return std::nullopt;
+  mm.m = outType.getDimSize(0);
+  mm.n = outType.getDimSize(1);
+  mm.k = aType.getDimSize(1);
+  mm.aUnsigned = l->isUnsigned;
+  if (l->zp) {
+    std::optional<std::vector<int64_t>> z =
+        byteConstant(op.getDpsInputs()[*l->zp], l->isUnsigned);
+    if (maps[*l->zp].getNumResults() != 0 || !z || z->size() != 1)
+      return std::nullopt;
+    mm.aZp = (*z)[0];
+  }
+  // b: a constant (K, N), or the transpose of a constant (N, K).
+  Value b = op.getDpsInputs()[1];
+  bool transposed = false;
+  if (auto t = b.getDefiningOp<linalg::TransposeOp>()) {
+    if (t.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return std::nullopt;
+    b = t.getInput();
+    transposed = true;
+  }
+  std::optional<std::vector<int64_t>> values = byteConstant(b, r->isUnsigned);
+  if (!values || static_cast<int64_t>(values->size()) != mm.n * mm.k)
+    return std::nullopt;
+  std::vector<int64_t> zp(mm.n, 0);
+  if (r->zp) {
+    std::optional<std::vector<int64_t>> z =
+        byteConstant(op.getDpsInputs()[*r->zp], r->isUnsigned);
+    AffineMap zMap = maps[*r->zp];
+    if (!z)
+      return std::nullopt;
+    if (zMap.getNumResults() == 0 && z->size() == 1)
+      zp.assign(mm.n, (*z)[0]);
+    else if (zMap == AffineMap::get(3, 0, {d(1)}, ctx) &&
+             static_cast<int64_t>(z->size()) == mm.n)
+      zp = *z;
+    else
+      return std::nullopt;
+  }
+  mm.filterSource = b;
+  mm.filter.resize(mm.n * mm.k);
+  for (int64_t j = 0; j < mm.n; ++j)
+    for (int64_t i = 0; i < mm.k; ++i) {
+      int64_t v =
+          (transposed ? (*values)[j * mm.k + i] : (*values)[i * mm.n + j]) -
+          zp[j];
+      if (v < -128 || v > 127)
+        return std::nullopt;
+      mm.filter[j * mm.k + i] = v;
+    }
+  return mm;
+}
+
 struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
   using Base::Base;
 
@@ -597,7 +703,134 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     });
   }
 
+  /// A matrix product with dot products: a as (M, K/4, 4) unsigned bytes
+  /// (a reshape, after padding K and flipping signed bytes where needed),
+  /// b packed at compile time to (N'/fb, K/4, fb, 4), loops (m, block,
+  /// lane, k/4, k) writing (M, N'/fb, fb), read back as (M, N) with the
+  /// zero point's correction.
+  void rewriteMatmulDot(IntegerMatmul &mm) {
+    OpBuilder b(mm.op);
+    MLIRContext *ctx = b.getContext();
+    Location loc = mm.op.getLoc();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    int64_t k4 = (mm.k + 3) / 4;
+    int64_t np = (mm.n + lanes - 1) / lanes * lanes;
+    int64_t fb = np % (2 * lanes) == 0 ? 2 * lanes : lanes;
+    std::vector<int8_t> packed(np * k4 * 4, 0);
+    std::vector<int32_t> corr(mm.n, 0);
+    bool flip = !mm.aUnsigned;
+    int64_t z = mm.aZp + (flip ? 128 : 0);
+    for (int64_t j = 0; j < mm.n; ++j) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < mm.k; ++i) {
+        int64_t v = mm.filter[j * mm.k + i];
+        sum += v;
+        packed[(((j / fb) * k4 + i / 4) * fb + j % fb) * 4 + i % 4] =
+            static_cast<int8_t>(v);
+      }
+      corr[j] = static_cast<int32_t>(-z * sum);
+    }
+    Value w =
+        byteConstantOp(b, loc, RankedTensorType::get({np / fb, k4, fb, 4}, i8),
+                       packed, mm.filterSource, ".dot4");
+    Value a = mm.a;
+    if (mm.k % 4 != 0) {
+      SmallVector<OpFoldResult> low(2, b.getIndexAttr(0)),
+          high(2, b.getIndexAttr(0));
+      high[1] = b.getIndexAttr(k4 * 4 - mm.k);
+      Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, 0));
+      a = tensor::PadOp::create(b, loc,
+                                RankedTensorType::get({mm.m, k4 * 4}, i8), a,
+                                low, high, zero);
+    }
+    if (flip) {
+      auto type = RankedTensorType::get({mm.m, k4 * 4}, i8);
+      a = linalg::GenericOp::create(
+              b, loc, type, a,
+              tensor::EmptyOp::create(b, loc, type.getShape(), i8).getResult(),
+              ArrayRef<AffineMap>{b.getMultiDimIdentityMap(2),
+                                  b.getMultiDimIdentityMap(2)},
+              SmallVector<utils::IteratorType>(2,
+                                               utils::IteratorType::parallel),
+              [&](OpBuilder &nb, Location nl, ValueRange v) {
+                linalg::YieldOp::create(
+                    nb, nl,
+                    arith::XOrIOp::create(
+                        nb, nl, v[0],
+                        arith::ConstantOp::create(nb, nl,
+                                                  nb.getIntegerAttr(i8, -128)))
+                        .getResult());
+              })
+              .getResult(0);
+    }
+    a = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({mm.m, k4, 4}, i8), a,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    auto accType = RankedTensorType::get({mm.m, np / fb, fb}, i32);
+    Value init = linalg::FillOp::create(b, loc,
+                                        ValueRange{arith::ConstantOp::create(
+                                            b, loc, b.getI32IntegerAttr(0))},
+                                        ValueRange{tensor::EmptyOp::create(
+                                            b, loc, accType.getShape(), i32)})
+                     .getResult(0);
+    SmallVector<utils::IteratorType> iterators(3,
+                                               utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value acc =
+        linalg::GenericOp::create(
+            b, loc, accType, ValueRange{a, w}, init,
+            ArrayRef<AffineMap>{
+                AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
+                AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+                AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
+            iterators,
+            [&](OpBuilder &nb, Location nl, ValueRange v) {
+              Value xv = arith::ExtUIOp::create(nb, nl, i32, v[0]);
+              Value wv = arith::ExtSIOp::create(nb, nl, i32, v[1]);
+              Value p = arith::MulIOp::create(nb, nl, xv, wv);
+              linalg::YieldOp::create(
+                  nb, nl, arith::AddIOp::create(nb, nl, v[2], p).getResult());
+            })
+            .getResult(0);
+    Value corrCst = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({mm.n}, i32),
+                               ArrayRef<int32_t>(corr)));
+    auto outType = cast<RankedTensorType>(mm.op.getResult(0).getType());
+    Value result =
+        linalg::GenericOp::create(
+            b, loc, outType, ValueRange{acc, corrCst},
+            tensor::EmptyOp::create(b, loc, outType.getShape(), i32)
+                .getResult(),
+            ArrayRef<AffineMap>{
+                AffineMap::get(2, 0, {d(0), d(1).floorDiv(fb), d(1) % fb}, ctx),
+                AffineMap::get(2, 0, {d(1)}, ctx), b.getMultiDimIdentityMap(2)},
+            SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location nl, ValueRange v) {
+              linalg::YieldOp::create(
+                  nb, nl,
+                  arith::AddIOp::create(nb, nl, v[0], v[1]).getResult());
+            })
+            .getResult(0);
+    Value oldB = mm.op.getDpsInputs()[1];
+    mm.op.getResult(0).replaceAllUsesWith(result);
+    mm.op.erase();
+    if (auto t = oldB.getDefiningOp<linalg::TransposeOp>(); t && t->use_empty())
+      t.erase();
+    ++numRewritten;
+  }
+
   void runOnOperation() override {
+    SmallVector<linalg::GenericOp> products;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.getNumLoops() == 3)
+        products.push_back(op);
+    });
+    if (dotProducts)
+      for (linalg::GenericOp op : products)
+        if (std::optional<IntegerMatmul> mm = matchMatmul(op))
+          rewriteMatmulDot(*mm);
     SmallVector<linalg::GenericOp> candidates;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.getNumLoops() == 8)

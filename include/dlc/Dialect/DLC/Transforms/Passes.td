@@ -69,6 +69,14 @@ def CPUInt8Conv : Pass<"dlc-cpu-int8-conv", "mlir::func::FuncOp"> {
     or (n, g, oh, ow, kh, kw) with (G, KH, KW), writing (N, M, OH, OW), so
     that the correction and what follows fuse into their kernel as an
     epilogue; grouped ones keep their loops and the reshape after them.
+
+    With dot products, integer matrix products (MatMulInteger,
+    QLinearMatMul, QGemm) whose right operand is a constant (or the
+    transpose of one) are laid out the same way: the left operand becomes
+    (M, K / 4, 4) by a reshape (after zero-padding K, and flipping signed
+    bytes), the right one is packed to (N' / fb, K / 4, fb, 4), and the
+    product writes (M, N' / fb, fb), read back as (M, N) with the
+    correction.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "16",
