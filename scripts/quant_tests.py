@@ -5,7 +5,9 @@ The ONNX backend node tests for MatMulInteger, ConvInteger, QLinearMatMul
 and QLinearConv are tiny (reductions of 3 or 4 elements), too small to
 exercise what matters for quantized kernels: long reductions, a remainder
 after chunks of four, signed and unsigned operands mixed, zero points per
-tensor and per row or channel. This script writes such tests, one folder
+tensor and per row or channel, and constant weights (which dlc lays out
+at compile time: convolutions along pixels or output channels at stride 1
+and 2, depthwise and grouped ones, QGemm). This script writes such tests, one folder
 each with `model.onnx` and `test_data_set_0/{input,output}_N.pb` like the
 node tests, with outputs computed by ONNX Runtime, so that node_tests.py
 runs them unchanged:
@@ -186,6 +188,67 @@ def qlinear_matmul(out, rng, name, t, m, k, n):
           list(zip(order, types)), [("y", t)], feeds)
 
 
+def qlinear_conv_const(out, rng, name, tx, tw, c, f, h, w, kernel, stride=1,
+                       group=1, w_zp=0):
+    """QLinearConv with constant weights, scales and zero points, as
+    exporters write it: what dlc specializes at compile time (the layouts
+    for dot products: along pixels or output channels, stride 1 or 2, a
+    depthwise filter window; zero points moved out of the reduction)."""
+    init = {
+        "x_scale": np.array(0.02, np.float32),
+        "x_zero_point": np.array(130 if tx == TensorProto.UINT8 else -7,
+                                 NP[tx]),
+        "w": rand(rng, tw, (f, c // group, kernel, kernel)),
+        "w_scale": rng.uniform(0.002, 0.01, (f,)).astype(np.float32),
+        "w_zero_point": np.full((f,), w_zp, NP[tw]),
+        "y_scale": np.array(0.3, np.float32),
+        "y_zero_point": np.array(120 if tx == TensorProto.UINT8 else 2,
+                                 NP[tx]),
+        "B": rng.integers(-5000, 5000, (f,)).astype(np.int32),
+    }
+    if tw == TensorProto.UINT8:
+        # w - w_zp must stay within a signed byte for dlc's layouts; keep
+        # the draw near the zero point.
+        init["w"] = rng.integers(max(w_zp - 100, 0), min(w_zp + 100, 255),
+                                 (f, c // group, kernel, kernel)).astype(
+                                     np.uint8)
+    feeds = {"x": rand(rng, tx, (1, c, h, w))}
+    order = ["x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
+             "y_scale", "y_zero_point", "B"]
+    node = helper.make_node("QLinearConv", order, ["y"],
+                            kernel_shape=[kernel, kernel],
+                            pads=[kernel // 2] * 4, strides=[stride] * 2,
+                            group=group)
+    write(out, name, [node], [("x", tx)], [("y", tx)], feeds,
+          initializers=[numpy_helper.from_array(v, n)
+                        for n, v in init.items()])
+
+
+def qgemm_const(out, rng, name, m, k, n, trans_b):
+    """com.microsoft QGemm with a constant (transposed) weight and an int32
+    bias, as dlc-fold-qdq makes a QDQ Gemm and quantize_static's QOperator
+    format writes it."""
+    init = {
+        "a_scale": np.array(0.02, np.float32),
+        "a_zero_point": np.array(130, np.uint8),
+        "b": rand(rng, TensorProto.INT8, (n, k) if trans_b else (k, n)),
+        "b_scale": rng.uniform(0.002, 0.01, (n,)).astype(np.float32),
+        "b_zero_point": np.zeros((n,), np.int8),
+        "C": rng.integers(-3000, 3000, (n,)).astype(np.int32),
+        "y_scale": np.array(0.3, np.float32),
+        "y_zero_point": np.array(120, np.uint8),
+    }
+    feeds = {"a": rand(rng, TensorProto.UINT8, (m, k))}
+    order = ["a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
+             "C", "y_scale", "y_zero_point"]
+    node = helper.make_node("QGemm", order, ["y"], domain="com.microsoft",
+                            transB=trans_b)
+    write(out, name, [node], [("a", TensorProto.UINT8)],
+          [("y", TensorProto.UINT8)], feeds, domains=[("com.microsoft", 1)],
+          initializers=[numpy_helper.from_array(v, nm)
+                        for nm, v in init.items()])
+
+
 def generate(out):
     fresh_dir(out)
     rng = np.random.default_rng(7)
@@ -210,6 +273,27 @@ def generate(out):
                  1)
     qlinear_matmul(out, rng, "test_q_qlinearmatmul_u8_k48", U8, 10, 48, 14)
     qlinear_matmul(out, rng, "test_q_qlinearmatmul_s8_k21", S8, 4, 21, 6)
+    # Constant weights: the forms dlc-cpu-int8-conv writes.
+    qlinear_conv_const(out, rng, "test_q_const_conv_pixels_3x3", U8, S8,
+                       12, 20, 40, 37, 3)
+    qlinear_conv_const(out, rng, "test_q_const_conv_pixels_stride2", U8, S8,
+                       5, 24, 48, 75, 3, stride=2)
+    qlinear_conv_const(out, rng, "test_q_const_conv_channels_7x7", U8, S8,
+                       40, 72, 7, 7, 3)
+    qlinear_conv_const(out, rng, "test_q_const_conv_channels_s8_1x1", S8, S8,
+                       19, 36, 9, 9, 1)
+    qlinear_conv_const(out, rng, "test_q_const_conv_u8_weights", U8, U8,
+                       8, 16, 12, 40, 3, w_zp=128)
+    qlinear_conv_const(out, rng, "test_q_const_depthwise_3x3", U8, S8,
+                       24, 24, 37, 37, 3, group=24)
+    qlinear_conv_const(out, rng, "test_q_const_depthwise_stride2", U8, S8,
+                       16, 16, 35, 67, 3, stride=2, group=16)
+    qlinear_conv_const(out, rng, "test_q_const_depthwise_s8", S8, S8,
+                       8, 8, 20, 20, 3, group=8)
+    qlinear_conv_const(out, rng, "test_q_const_grouped", U8, S8,
+                       16, 32, 10, 10, 3, group=4)
+    qgemm_const(out, rng, "test_q_const_qgemm_transb_k130", 3, 130, 50, 1)
+    qgemm_const(out, rng, "test_q_const_qgemm_k64", 7, 64, 40, 0)
     return sorted(os.listdir(out))
 
 
