@@ -97,6 +97,23 @@ std::optional<int64_t> coefficient(AffineExpr e, unsigned d) {
   return std::nullopt;
 }
 
+/// Whether loop `d` is one of `map`'s results as a plain dim.
+bool isPlainDim(AffineMap map, unsigned d) {
+  return llvm::any_of(map.getResults(), [&](AffineExpr e) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return dim && dim.getPosition() == d;
+  });
+}
+
+/// Whether every result of every map is linear in loop `d`.
+bool isLinearIn(ArrayRef<AffineMap> maps, unsigned d) {
+  return llvm::all_of(maps, [&](AffineMap m) {
+    return llvm::all_of(m.getResults(), [&](AffineExpr e) {
+      return coefficient(e, d).has_value();
+    });
+  });
+}
+
 /// Whether loop `d` walks `operand` with a small stride: it appears only in
 /// the last result, with coefficient 1 (alone for the output, `ow + kw` for
 /// a convolution's input; 2 too unless `exact`: a stride-2 convolution),
@@ -221,15 +238,8 @@ std::optional<Contraction> match(linalg::GenericOp op) {
       }
       // A row: in the output as a plain dim, in b linearly (a window
       // `ow * s + kw` of a channels-last convolution's input included).
-      bool plainInOut = llvm::any_of(maps[2].getResults(), [&](AffineExpr e) {
-        auto dim = dyn_cast<AffineDimExpr>(e);
-        return dim && dim.getPosition() == d;
-      });
-      bool linear = llvm::all_of(maps, [&](AffineMap m) {
-        return llvm::all_of(m.getResults(), [&](AffineExpr e) {
-          return coefficient(e, d).has_value();
-        });
-      });
+      bool plainInOut = isPlainDim(maps[2], d);
+      bool linear = isLinearIn(maps, d);
       if (!plainInOut || !linear || !uses(maps[bi], d) || uses(maps[ai], d))
         continue;
       bool innermost = maps[bi].getNumResults() > 0 &&
@@ -248,15 +258,8 @@ std::optional<Contraction> match(linalg::GenericOp op) {
       for (unsigned d = 0; d < iterators.size() && !f; ++d) {
         if (iterators[d] != utils::IteratorType::parallel || d == *p)
           continue;
-        bool plainInOut = llvm::any_of(maps[2].getResults(), [&](AffineExpr e) {
-          auto dim = dyn_cast<AffineDimExpr>(e);
-          return dim && dim.getPosition() == d;
-        });
-        bool linear = llvm::all_of(maps, [&](AffineMap m) {
-          return llvm::all_of(m.getResults(), [&](AffineExpr e) {
-            return coefficient(e, d).has_value();
-          });
-        });
+        bool plainInOut = isPlainDim(maps[2], d);
+        bool linear = isLinearIn(maps, d);
         if (plainInOut && linear && uses(maps[ai], d) &&
             !maps[ai].getResults().back().isFunctionOfDim(d) &&
             !uses(maps[bi], d)) {
@@ -395,15 +398,8 @@ std::optional<Contraction> matchDot(linalg::GenericOp op) {
       }
       if (d == *p)
         continue;
-      bool plainInOut = llvm::any_of(maps[2].getResults(), [&](AffineExpr e) {
-        auto dim = dyn_cast<AffineDimExpr>(e);
-        return dim && dim.getPosition() == d;
-      });
-      bool linear = llvm::all_of(maps, [&](AffineMap m) {
-        return llvm::all_of(m.getResults(), [&](AffineExpr e) {
-          return coefficient(e, d).has_value();
-        });
-      });
+      bool plainInOut = isPlainDim(maps[2], d);
+      bool linear = isLinearIn(maps, d);
       if (!k.f && plainInOut && linear && uses(maps[bi], d) &&
           !uses(maps[ai], d))
         k.f = d;

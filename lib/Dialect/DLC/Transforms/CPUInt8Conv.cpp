@@ -141,6 +141,32 @@ std::optional<Widened> widened(Value v) {
   return w;
 }
 
+/// The two widened inputs (input 0 first, then input 1) of an integer
+/// contraction's body out + widened(in0) * widened(in1), in either order.
+std::optional<std::pair<Widened, Widened>>
+widenedProduct(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = body.getArgument(op.getNumDpsInputs());
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<arith::MulIOp>();
+  if (!mul || (add.getLhs() != acc && add.getRhs() != acc) ||
+      !mul.getType().isInteger(32))
+    return std::nullopt;
+  std::optional<Widened> l = widened(mul.getLhs());
+  std::optional<Widened> r = widened(mul.getRhs());
+  if (!l || !r)
+    return std::nullopt;
+  if (l->arg != 0)
+    std::swap(l, r);
+  if (l->arg != 0 || r->arg != 1)
+    return std::nullopt;
+  return std::make_pair(*l, *r);
+}
+
 /// The 2-D integer convolution the ONNX lowering writes: loops (n, g, m,
 /// oh, ow, c, kh, kw); x (n, g, c, <oh, kh>, <ow, kw>), w (g, m, c, kh,
 /// kw), out (n, g, m, oh, ow) in i32; body (ext(x) - z) * (ext(w) - w_zp)
@@ -178,25 +204,10 @@ std::optional<IntegerConv> matchConv(linalg::GenericOp op) {
       if (i != spatialLoops[s][0] && i != spatialLoops[s][1] &&
           xMap.getResult(3 + s).isFunctionOfDim(i))
         return std::nullopt;
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add)
+  std::optional<std::pair<Widened, Widened>> operands = widenedProduct(op);
+  if (!operands)
     return std::nullopt;
-  Value acc = body.getArgument(op.getNumDpsInputs());
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulIOp>();
-  if (!mul || (add.getLhs() != acc && add.getRhs() != acc) ||
-      !mul.getType().isInteger(32))
-    return std::nullopt;
-  std::optional<Widened> l = widened(mul.getLhs());
-  std::optional<Widened> r = widened(mul.getRhs());
-  if (!l || !r)
-    return std::nullopt;
-  if (l->arg != 0)
-    std::swap(l, r);
-  if (l->arg != 0 || r->arg != 1)
-    return std::nullopt;
+  std::optional<Widened> l = operands->first, r = operands->second;
 
   IntegerConv k;
   k.op = op;
@@ -284,25 +295,10 @@ std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
       maps[1] != AffineMap::get(3, 0, {d(2), d(1)}, ctx) ||
       maps.back() != AffineMap::get(3, 0, {d(0), d(1)}, ctx))
     return std::nullopt;
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
-  if (!add)
+  std::optional<std::pair<Widened, Widened>> operands = widenedProduct(op);
+  if (!operands)
     return std::nullopt;
-  Value acc = body.getArgument(op.getNumDpsInputs());
-  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
-                 .getDefiningOp<arith::MulIOp>();
-  if (!mul || (add.getLhs() != acc && add.getRhs() != acc) ||
-      !mul.getType().isInteger(32))
-    return std::nullopt;
-  std::optional<Widened> l = widened(mul.getLhs());
-  std::optional<Widened> r = widened(mul.getRhs());
-  if (!l || !r)
-    return std::nullopt;
-  if (l->arg != 0)
-    std::swap(l, r);
-  if (l->arg != 0 || r->arg != 1)
-    return std::nullopt;
+  std::optional<Widened> l = operands->first, r = operands->second;
   IntegerMatmul mm;
   mm.op = op;
   mm.a = op.getDpsInputs()[0];
