@@ -167,6 +167,40 @@ widenedProduct(linalg::GenericOp op) {
   return std::make_pair(*l, *r);
 }
 
+/// The constant zero point of widened operand `w` of `op`: 0 when it has
+/// none, its value when it is a scalar.
+std::optional<int64_t> scalarZeroPoint(linalg::GenericOp op, const Widened &w) {
+  if (!w.zp)
+    return 0;
+  std::optional<std::vector<int64_t>> z =
+      byteConstant(op.getDpsInputs()[*w.zp], w.isUnsigned);
+  if (op.getIndexingMapsArray()[*w.zp].getNumResults() != 0 || !z ||
+      z->size() != 1)
+    return std::nullopt;
+  return (*z)[0];
+}
+
+/// The constant zero points of widened operand `w` of `op` for each of
+/// `count` output channels: all 0 without one, a scalar repeated, or a
+/// vector read through `perChannel`.
+std::optional<std::vector<int64_t>> channelZeroPoints(linalg::GenericOp op,
+                                                      const Widened &w,
+                                                      int64_t count,
+                                                      AffineMap perChannel) {
+  if (!w.zp)
+    return std::vector<int64_t>(count, 0);
+  std::optional<std::vector<int64_t>> z =
+      byteConstant(op.getDpsInputs()[*w.zp], w.isUnsigned);
+  AffineMap map = op.getIndexingMapsArray()[*w.zp];
+  if (!z)
+    return std::nullopt;
+  if (map.getNumResults() == 0 && z->size() == 1)
+    return std::vector<int64_t>(count, (*z)[0]);
+  if (map == perChannel && static_cast<int64_t>(z->size()) == count)
+    return z;
+  return std::nullopt;
+}
+
 /// The 2-D integer convolution the ONNX lowering writes: loops (n, g, m,
 /// oh, ow, c, kh, kw); x (n, g, c, <oh, kh>, <ow, kw>), w (g, m, c, kh,
 /// kw), out (n, g, m, oh, ow) in i32; body (ext(x) - z) * (ext(w) - w_zp)
@@ -230,37 +264,23 @@ std::optional<IntegerConv> matchConv(linalg::GenericOp op) {
   k.rowExpr = xMap.getResult(3);
   k.colExpr = xMap.getResult(4);
   k.xUnsigned = l->isUnsigned;
-  if (l->zp) {
-    std::optional<std::vector<int64_t>> z =
-        byteConstant(op.getDpsInputs()[*l->zp], l->isUnsigned);
-    if (maps[*l->zp].getNumResults() != 0 || !z || z->size() != 1)
-      return std::nullopt;
-    k.xZp = (*z)[0];
-  }
+  std::optional<int64_t> xZp = scalarZeroPoint(op, *l);
+  if (!xZp)
+    return std::nullopt;
+  k.xZp = *xZp;
   std::optional<std::vector<int64_t>> filter = byteConstant(k.w, r->isUnsigned);
   if (!filter)
     return std::nullopt;
   int64_t m = k.g * k.mg, taps = k.cg * k.kh * k.kw;
-  std::vector<int64_t> wZp(m, 0);
-  if (r->zp) {
-    std::optional<std::vector<int64_t>> z =
-        byteConstant(op.getDpsInputs()[*r->zp], r->isUnsigned);
-    AffineMap zMap = maps[*r->zp];
-    if (!z)
-      return std::nullopt;
-    if (zMap.getNumResults() == 0 && z->size() == 1)
-      wZp.assign(m, (*z)[0]);
-    else if (zMap == AffineMap::get(8, 0, {d(1), d(2)}, ctx) &&
-             static_cast<int64_t>(z->size()) == m)
-      wZp = *z;
-    else
-      return std::nullopt;
-  }
+  std::optional<std::vector<int64_t>> wZp =
+      channelZeroPoints(op, *r, m, AffineMap::get(8, 0, {d(1), d(2)}, ctx));
+  if (!wZp)
+    return std::nullopt;
   k.filter = std::move(*filter);
   for (int64_t o = 0; o < m; ++o)
     for (int64_t i = 0; i < taps; ++i) {
       int64_t &v = k.filter[o * taps + i];
-      v -= wZp[o];
+      v -= (*wZp)[o];
       if (v < -128 || v > 127)
         return std::nullopt;
     }
@@ -310,13 +330,10 @@ std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
   mm.n = outType.getDimSize(1);
   mm.k = aType.getDimSize(1);
   mm.aUnsigned = l->isUnsigned;
-  if (l->zp) {
-    std::optional<std::vector<int64_t>> z =
-        byteConstant(op.getDpsInputs()[*l->zp], l->isUnsigned);
-    if (maps[*l->zp].getNumResults() != 0 || !z || z->size() != 1)
-      return std::nullopt;
-    mm.aZp = (*z)[0];
-  }
+  std::optional<int64_t> aZp = scalarZeroPoint(op, *l);
+  if (!aZp)
+    return std::nullopt;
+  mm.aZp = *aZp;
   // b: a constant (K, N), or the transpose of a constant (N, K).
   Value b = op.getDpsInputs()[1];
   bool transposed = false;
@@ -329,28 +346,17 @@ std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
   std::optional<std::vector<int64_t>> values = byteConstant(b, r->isUnsigned);
   if (!values || static_cast<int64_t>(values->size()) != mm.n * mm.k)
     return std::nullopt;
-  std::vector<int64_t> zp(mm.n, 0);
-  if (r->zp) {
-    std::optional<std::vector<int64_t>> z =
-        byteConstant(op.getDpsInputs()[*r->zp], r->isUnsigned);
-    AffineMap zMap = maps[*r->zp];
-    if (!z)
-      return std::nullopt;
-    if (zMap.getNumResults() == 0 && z->size() == 1)
-      zp.assign(mm.n, (*z)[0]);
-    else if (zMap == AffineMap::get(3, 0, {d(1)}, ctx) &&
-             static_cast<int64_t>(z->size()) == mm.n)
-      zp = *z;
-    else
-      return std::nullopt;
-  }
+  std::optional<std::vector<int64_t>> zp =
+      channelZeroPoints(op, *r, mm.n, AffineMap::get(3, 0, {d(1)}, ctx));
+  if (!zp)
+    return std::nullopt;
   mm.filterSource = b;
   mm.filter.resize(mm.n * mm.k);
   for (int64_t j = 0; j < mm.n; ++j)
     for (int64_t i = 0; i < mm.k; ++i) {
       int64_t v =
           (transposed ? (*values)[j * mm.k + i] : (*values)[i * mm.n + j]) -
-          zp[j];
+          (*zp)[j];
       if (v < -128 || v > 127)
         return std::nullopt;
       mm.filter[j * mm.k + i] = v;
