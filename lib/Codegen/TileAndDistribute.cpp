@@ -246,8 +246,7 @@ std::optional<ChannelLoop> channelsLastLoop(func::FuncOp kernel,
   std::optional<ChannelLoop> found;
   kernel.walk([&](linalg::GenericOp conv) {
     if (conv.getNumDpsInputs() != 2 || conv.getNumDpsInits() != 1 ||
-        conv.getNumReductionLoops() == 0 ||
-        !linalg::isaConvolutionOpInterface(conv))
+        conv.getNumReductionLoops() == 0)
       return;
     AffineMap out = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
     AffineMap in = conv.getMatchingIndexingMap(conv.getDpsInputOperand(0));
@@ -258,14 +257,20 @@ std::optional<ChannelLoop> channelsLastLoop(func::FuncOp kernel,
     // The filter's innermost dim, or the one before it when the innermost
     // is a reduction that is the input's innermost too (4 input channels
     // adjacent for dot products, dlc-cpu-int8-conv).
+    // Such a product of a matrix with a constant one (dlc-cpu-int8-conv's
+    // integer matrix products) is split the same way.
     AffineExpr filterChannel = filter.getResults().back();
-    if (filter.getNumResults() >= 2 && in.getNumResults() >= 1 &&
+    bool dotLayout =
+        filter.getNumResults() >= 2 && in.getNumResults() >= 1 &&
         filterChannel == in.getResults().back() &&
         isa<AffineDimExpr>(filterChannel) &&
         conv.getIteratorTypesArray()[cast<AffineDimExpr>(filterChannel)
                                          .getPosition()] ==
-            utils::IteratorType::reduction)
+            utils::IteratorType::reduction;
+    if (dotLayout)
       filterChannel = filter.getResult(filter.getNumResults() - 2);
+    if (!dotLayout && !linalg::isaConvolutionOpInterface(conv))
+      return;
     if (!channel || filterChannel != channel ||
         llvm::any_of(in.getResults(), [&](AffineExpr e) {
           return e.isFunctionOfDim(channel.getPosition());

@@ -373,6 +373,41 @@ func.func @one_block_channels_last_conv(%x: tensor<1x1x114x114x4xi8>, %w: tensor
 
 // -----
 
+// The integer matrix-vector product of dlc-cpu-int8-conv's layout (the
+// weights' output columns before the 4 adjacent reduction bytes) read back
+// as (M, N): split along blocks of output columns like a channels-last
+// convolution, each workgroup computing only its blocks' products.
+// CHECK-LABEL: func.func @dot_matvec
+// CHECK-SAME: dlc.grid = array<i64: 8, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (1024) step (128)
+// CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x16xi32>)
+#ma = affine_map<(m, b, l, k, q) -> (m, k, q)>
+#mb = affine_map<(m, b, l, k, q) -> (b, k, l, q)>
+#mo = affine_map<(m, b, l, k, q) -> (m, b, l)>
+#back = affine_map<(m, n) -> (m, n floordiv 16, n mod 16)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @dot_matvec(%a: tensor<1x320x4xi8>, %w: tensor<64x320x16x4xi8>) -> tensor<1x1024xi32> attributes {dlc.kernel} {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x64x16xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<1x64x16xi32>) -> tensor<1x64x16xi32>
+  %c = linalg.generic {indexing_maps = [#ma, #mb, #mo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a, %w : tensor<1x320x4xi8>, tensor<64x320x16x4xi8>) outs(%f : tensor<1x64x16xi32>) {
+  ^bb0(%x: i8, %y: i8, %o: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %o, %2 : i32
+    linalg.yield %3 : i32
+  } -> tensor<1x64x16xi32>
+  %e2 = tensor.empty() : tensor<1x1024xi32>
+  %r = linalg.generic {indexing_maps = [#back, #id], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<1x64x16xi32>) outs(%e2 : tensor<1x1024xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    linalg.yield %x : i32
+  } -> tensor<1x1024xi32>
+  return %r : tensor<1x1024xi32>
+}
+
+// -----
+
 // CPU: a matrix-vector product reads each weight once: its work is the
 // weight matrix (64K elements, 4 workgroups of 16384), not its 64K
 // multiply-adds at 64 to one output (1K, one workgroup): its 1024 columns
