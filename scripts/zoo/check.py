@@ -136,7 +136,8 @@ SPIRV_MAGIC = b"\x03\x02\x23\x07"
 
 
 def validate_spirv(args, dlc_compile, ccmd, tdir):
-    """Runs spirv-val (Vulkan 1.1 rules) on every kernel's module; returns
+    """Runs spirv-val on every kernel's module (Vulkan 1.1 rules, 1.3 for
+    SPIR-V 1.6 modules: those with integer dot products); returns
     what is wrong, or None. --emit=spirv writes the modules back to back."""
     spirv_val = shutil.which("spirv-val")
     if not spirv_val:
@@ -155,8 +156,12 @@ def validate_spirv(args, dlc_compile, ccmd, tdir):
         module = os.path.join(tdir, "kernel%d.spv" % n)
         with open(module, "wb") as f:
             f.write(data[a:b])
-        rc, out, err, _ = run([spirv_val, "--target-env", "vulkan1.1",
-                               module], args.timeout)
+        # Kernels with integer dot products are SPIR-V 1.6 (header word
+        # 1), for Vulkan 1.3 devices; the others SPIR-V 1.3 for Vulkan 1.1.
+        version = int.from_bytes(data[a + 4:a + 8], "little")
+        env = "vulkan1.3" if version >= 0x00010600 else "vulkan1.1"
+        rc, out, err, _ = run([spirv_val, "--target-env", env, module],
+                              args.timeout)
         if rc != 0:
             return "spirv-val rejects kernel %d: %s" % (
                 n, (err + out).strip().splitlines()[0])
