@@ -39,7 +39,8 @@ subtargetInfo(const llvm::Triple &triple, StringRef cpu, StringRef features,
       target->createMCSubtargetInfo(triple, cpu, features));
 }
 
-static llvm::Expected<TargetDescription> parseCPU(StringRef rest) {
+static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
+                                                  StringRef cpuModel) {
   TargetDescription t;
   t.kind = TargetKind::CPU;
   // cpu[:<triple>|:host][:+feature,-feature,...]
@@ -76,6 +77,15 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest) {
       subtargetInfo(triple, "generic", "", error);
   if (!base)
     return makeError("no LLVM target for '" + t.triple + "': " + error);
+  if (!cpuModel.empty()) {
+    if (!base->isCPUStringValid(cpuModel))
+      return makeError("unknown CPU '" + cpuModel + "' for " +
+                       triple.getArchName() + " (llc -mtriple=" + t.triple +
+                       " -mcpu=help lists them)");
+    t.cpu = cpuModel.str();
+    host = false;
+  }
+  t.usesHostFeatures = host;
   for (StringRef f : features) {
     StringRef name = f.drop_front();
     if ((!f.starts_with("+") && !f.starts_with("-")) || name.empty())
@@ -192,10 +202,13 @@ static llvm::Expected<TargetDescription> parseCUDA(StringRef rest) {
   return t;
 }
 
-llvm::Expected<TargetDescription> TargetDescription::parse(StringRef spec) {
+llvm::Expected<TargetDescription> TargetDescription::parse(StringRef spec,
+                                                           StringRef cpu) {
   auto [name, rest] = spec.split(':');
   if (name == "cpu")
-    return parseCPU(rest);
+    return parseCPU(rest, cpu);
+  if (!cpu.empty())
+    return makeError("--cpu applies to cpu targets, not '" + spec + "'");
   if (name == "vulkan")
     return parseVulkan(rest);
   if (name == "cuda")

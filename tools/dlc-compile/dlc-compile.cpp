@@ -43,6 +43,12 @@ static cl::opt<std::string>
                         "vulkan[:+fp16,+int8,+dot8,+subgroup,+int64] or "
                         "cuda:sm_XX (default: cpu)"),
                cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    cpuModel("cpu",
+             cl::desc("CPU targets: the processor to compile for (LLVM's "
+                      "names: znver4, skylake-avx512, cortex-a76, ...) "
+                      "instead of this machine's or a generic one"),
+             cl::init(""), cl::cat(category));
 static cl::opt<dlc::EmitKind> emitKind(
     "emit", cl::desc("What to write"), cl::init(dlc::EmitKind::Artifact),
     cl::values(
@@ -148,7 +154,7 @@ int main(int argc, char **argv) {
       "  dlc-compile model.onnx --emit=mlir --stage=legalize\n");
 
   llvm::Expected<dlc::TargetDescription> target =
-      dlc::TargetDescription::parse(targetSpec);
+      dlc::TargetDescription::parse(targetSpec, cpuModel);
   if (!target) {
     llvm::errs() << "dlc-compile: error: " << llvm::toString(target.takeError())
                  << "\n";

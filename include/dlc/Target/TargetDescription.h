@@ -23,12 +23,15 @@ enum class TargetKind { CPU, Vulkan, CUDA };
 struct TargetDescription {
   TargetKind kind = TargetKind::CPU;
 
-  /// CPU: the LLVM target triple and CPU name ("generic" or the host's).
+  /// CPU: the LLVM target triple and CPU name ("generic", the host's or
+  /// the one --cpu names).
   std::string triple;
   std::string cpu;
   /// CPU: LLVM subtarget features asked for beyond the CPU's own
   /// (+avx512vnni,-fma), comma-separated.
   std::string features;
+  /// CPU: whether the code is for this machine's own CPU and features.
+  bool usesHostFeatures = false;
   /// CUDA: the compute capability, e.g. 87 for sm_87.
   unsigned sm = 0;
 
@@ -69,7 +72,11 @@ struct TargetDescription {
 
   /// Parses `cpu[:<triple>|:host][:+feature,-feature,...]`,
   /// `vulkan[:+feature,...]` or `cuda:sm_XX`.
-  static llvm::Expected<TargetDescription> parse(llvm::StringRef spec);
+  /// With `cpu` (CPU targets only), the code is for that CPU model (an
+  /// LLVM processor name such as znver4 or cortex-a76) and what it
+  /// implies, not the host's or a generic one.
+  static llvm::Expected<TargetDescription> parse(llvm::StringRef spec,
+                                                 llvm::StringRef cpu = "");
 
   /// The spec this description was parsed from, normalized.
   std::string str() const;

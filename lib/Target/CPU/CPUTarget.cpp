@@ -74,9 +74,11 @@ createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
   if (!llvmTarget)
     return nullptr;
   llvm::SubtargetFeatures f;
-  if (target.cpu != "generic") {
+  if (target.usesHostFeatures) {
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       f.AddFeature(feature.getKey(), feature.getValue());
+  } else if (target.cpu != "generic") {
+    // A named CPU model: its own features (LLVM knows them).
   } else if (triple.getArch() == llvm::Triple::arm) {
     f.AddFeature("+neon");
     f.AddFeature("+vfp4");
