@@ -102,6 +102,65 @@ Value byteConstantOp(OpBuilder &b, Location loc, RankedTensorType type,
                                    DenseElementsAttr::get(type, values));
 }
 
+/// An i32 tensor of `shape` filled with zeros: a contraction's accumulator.
+Value zeroAccumulator(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  Type i32 = b.getI32Type();
+  return linalg::FillOp::create(
+             b, loc,
+             ValueRange{
+                 arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0))},
+             ValueRange{tensor::EmptyOp::create(b, loc, shape, i32)})
+      .getResult(0);
+}
+
+/// The contraction acc += ext(x) * ext(w) over bytes, x zero- or
+/// sign-extended as `xUnsigned` says, w sign-extended, into a zero
+/// accumulator of `type`.
+Value byteProduct(OpBuilder &b, Location loc, RankedTensorType type, Value x,
+                  Value w, ArrayRef<AffineMap> maps,
+                  ArrayRef<utils::IteratorType> iterators, bool xUnsigned) {
+  Type i32 = b.getI32Type();
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{x, w},
+             zeroAccumulator(b, loc, type.getShape()), maps, iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value xv =
+                   xUnsigned ? Value(arith::ExtUIOp::create(nb, nl, i32, a[0]))
+                             : Value(arith::ExtSIOp::create(nb, nl, i32, a[0]));
+               Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
+               Value p = arith::MulIOp::create(nb, nl, xv, wv);
+               linalg::YieldOp::create(
+                   nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
+             })
+      .getResult(0);
+}
+
+/// `acc` read through `read`, plus the per-channel constant `corr` read
+/// through `channel`, as a new tensor of `type`.
+Value addPerChannel(OpBuilder &b, Location loc, Value acc,
+                    ArrayRef<int32_t> corr, RankedTensorType type,
+                    AffineMap read, AffineMap channel) {
+  Type i32 = b.getI32Type();
+  Value corrCst = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(
+          RankedTensorType::get({static_cast<int64_t>(corr.size())}, i32),
+          corr));
+  unsigned rank = type.getRank();
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{acc, corrCst},
+             tensor::EmptyOp::create(b, loc, type.getShape(), i32).getResult(),
+             ArrayRef<AffineMap>{read, channel, b.getMultiDimIdentityMap(rank)},
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::AddIOp::create(nb, nl, a[0], a[1]).getResult());
+             })
+      .getResult(0);
+}
+
 /// A widened byte operand of the contraction's body: `ext(arg)` or
 /// `ext(arg) - ext(zp)`, as block argument numbers.
 struct Widened {
@@ -391,7 +450,6 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     MLIRContext *ctx = b.getContext();
     Location loc = k.op.getLoc();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    Type i32 = b.getI32Type();
     int64_t m = k.g * k.mg;
     Operation *replaced = k.op;
     auto resultType = cast<RankedTensorType>(k.op.getResult(0).getType());
@@ -407,28 +465,11 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
       resultType = collapse.getResultType();
       grouped = false;
     }
-    Value corrCst = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(RankedTensorType::get({m}, i32),
-                               ArrayRef<int32_t>(corr)));
     unsigned rank = resultType.getRank();
     AffineExpr channel = grouped ? d(1) * k.mg + d(2) : d(1);
-    Value result =
-        linalg::GenericOp::create(
-            b, loc, resultType, ValueRange{value, corrCst},
-            tensor::EmptyOp::create(b, loc, resultType.getShape(), i32)
-                .getResult(),
-            ArrayRef<AffineMap>{AffineMap::get(rank, 0, read(grouped), ctx),
-                                AffineMap::get(rank, 0, channel, ctx),
-                                b.getMultiDimIdentityMap(rank)},
-            SmallVector<utils::IteratorType>(rank,
-                                             utils::IteratorType::parallel),
-            [](OpBuilder &nb, Location nl, ValueRange a) {
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::AddIOp::create(nb, nl, a[0], a[1]).getResult());
-            })
-            .getResult(0);
+    Value result = addPerChannel(b, loc, value, corr, resultType,
+                                 AffineMap::get(rank, 0, read(grouped), ctx),
+                                 AffineMap::get(rank, 0, channel, ctx));
     replaced->getResult(0).replaceAllUsesWith(result);
     if (replaced != k.op.getOperation())
       replaced->erase();
@@ -571,28 +612,13 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
       outMap = AffineMap::get(9, 0, {d(0), d(1), d(2), d(3), d(4)}, ctx);
       outShape = {k.n, k.oh, k.ow, fp / fb, fb};
     }
-    auto accType = RankedTensorType::get(outShape, i32);
-    Value init = linalg::FillOp::create(
-                     b, loc,
-                     ValueRange{arith::ConstantOp::create(
-                         b, loc, b.getI32IntegerAttr(0))},
-                     ValueRange{tensor::EmptyOp::create(b, loc, outShape, i32)})
-                     .getResult(0);
     SmallVector<utils::IteratorType> iterators(loops - 4,
                                                utils::IteratorType::parallel);
     iterators.append(4, utils::IteratorType::reduction);
-    Value conv =
-        linalg::GenericOp::create(
-            b, loc, accType, ValueRange{repack.getResult(0), packedFilter},
-            init, ArrayRef<AffineMap>{xpMap, wpMap, outMap}, iterators,
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              Value xv = arith::ExtUIOp::create(nb, nl, i32, a[0]);
-              Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
-              Value p = arith::MulIOp::create(nb, nl, xv, wv);
-              linalg::YieldOp::create(
-                  nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
-            })
-            .getResult(0);
+    Value conv = byteProduct(b, loc, RankedTensorType::get(outShape, i32),
+                             repack.getResult(0), packedFilter,
+                             {xpMap, wpMap, outMap}, iterators,
+                             /*xUnsigned=*/true);
 
     // Unsigned input: its zero point moved by 128 with the flip.
     finish(b, k, conv, correction(k, flip ? 128 : 0), [&](bool grouped) {
@@ -617,19 +643,10 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     MLIRContext *ctx = b.getContext();
     Location loc = k.op.getLoc();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    Type i8 = b.getI8Type();
     AffineExpr zero = getAffineConstantExpr(0, ctx);
     int64_t m = k.g * k.mg;
     std::vector<int8_t> values(k.filter.begin(), k.filter.end());
-    bool xUnsigned = k.xUnsigned;
-    auto body = [&](OpBuilder &nb, Location nl, ValueRange a) {
-      Value xv = xUnsigned ? Value(arith::ExtUIOp::create(nb, nl, i32, a[0]))
-                           : Value(arith::ExtSIOp::create(nb, nl, i32, a[0]));
-      Value wv = arith::ExtSIOp::create(nb, nl, i32, a[1]);
-      Value p = arith::MulIOp::create(nb, nl, xv, wv);
-      linalg::YieldOp::create(
-          nb, nl, arith::AddIOp::create(nb, nl, a[2], p).getResult());
-    };
     auto collapse =
         k.op->hasOneUse()
             ? dyn_cast<tensor::CollapseShapeOp>(*k.op->getUsers().begin())
@@ -649,12 +666,10 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
           b, loc, RankedTensorType::get({k.g, k.mg, k.cg, k.kh, k.kw}, i8),
           values, k.w, ".centered");
       SmallVector<AffineMap> maps = k.op.getIndexingMapsArray();
-      Value conv = linalg::GenericOp::create(
-                       b, loc, k.op.getResult(0).getType(),
-                       ValueRange{k.x, filter}, k.op.getDpsInits()[0],
-                       ArrayRef<AffineMap>{maps[0], maps[1], maps.back()},
-                       k.op.getIteratorTypesArray(), body)
-                       .getResult(0);
+      Value conv = byteProduct(
+          b, loc, cast<RankedTensorType>(k.op.getResult(0).getType()), k.x,
+          filter, {maps[0], maps[1], maps.back()}, k.op.getIteratorTypesArray(),
+          k.xUnsigned);
       // The grouped layout stays, and so does the reshape after it.
       finish(
           b, k, conv, correction(k, 0),
@@ -689,17 +704,9 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     SmallVector<utils::IteratorType> iterators(4,
                                                utils::IteratorType::parallel);
     iterators.append(loops - 4, utils::IteratorType::reduction);
-    RankedTensorType outType = collapse.getResultType();
-    Value init = linalg::FillOp::create(b, loc,
-                                        ValueRange{arith::ConstantOp::create(
-                                            b, loc, b.getI32IntegerAttr(0))},
-                                        ValueRange{tensor::EmptyOp::create(
-                                            b, loc, outType.getShape(), i32)})
-                     .getResult(0);
-    Value conv = linalg::GenericOp::create(
-                     b, loc, outType, ValueRange{expand.getSrc(), filter}, init,
-                     ArrayRef<AffineMap>{xMap, wMap, outMap}, iterators, body)
-                     .getResult(0);
+    Value conv =
+        byteProduct(b, loc, collapse.getResultType(), expand.getSrc(), filter,
+                    {xMap, wMap, outMap}, iterators, k.xUnsigned);
     finish(b, k, conv, correction(k, 0), [&](bool grouped) {
       return SmallVector<AffineExpr>{d(0), d(1), d(2), d(3)};
     });
@@ -769,52 +776,19 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     a = tensor::ExpandShapeOp::create(
         b, loc, RankedTensorType::get({mm.m, k4, 4}, i8), a,
         SmallVector<ReassociationIndices>{{0}, {1, 2}});
-    auto accType = RankedTensorType::get({mm.m, np / fb, fb}, i32);
-    Value init = linalg::FillOp::create(b, loc,
-                                        ValueRange{arith::ConstantOp::create(
-                                            b, loc, b.getI32IntegerAttr(0))},
-                                        ValueRange{tensor::EmptyOp::create(
-                                            b, loc, accType.getShape(), i32)})
-                     .getResult(0);
     SmallVector<utils::IteratorType> iterators(3,
                                                utils::IteratorType::parallel);
     iterators.append(2, utils::IteratorType::reduction);
-    Value acc =
-        linalg::GenericOp::create(
-            b, loc, accType, ValueRange{a, w}, init,
-            ArrayRef<AffineMap>{
-                AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
-                AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
-                AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
-            iterators,
-            [&](OpBuilder &nb, Location nl, ValueRange v) {
-              Value xv = arith::ExtUIOp::create(nb, nl, i32, v[0]);
-              Value wv = arith::ExtSIOp::create(nb, nl, i32, v[1]);
-              Value p = arith::MulIOp::create(nb, nl, xv, wv);
-              linalg::YieldOp::create(
-                  nb, nl, arith::AddIOp::create(nb, nl, v[2], p).getResult());
-            })
-            .getResult(0);
-    Value corrCst = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(RankedTensorType::get({mm.n}, i32),
-                               ArrayRef<int32_t>(corr)));
-    auto outType = cast<RankedTensorType>(mm.op.getResult(0).getType());
-    Value result =
-        linalg::GenericOp::create(
-            b, loc, outType, ValueRange{acc, corrCst},
-            tensor::EmptyOp::create(b, loc, outType.getShape(), i32)
-                .getResult(),
-            ArrayRef<AffineMap>{
-                AffineMap::get(2, 0, {d(0), d(1).floorDiv(fb), d(1) % fb}, ctx),
-                AffineMap::get(2, 0, {d(1)}, ctx), b.getMultiDimIdentityMap(2)},
-            SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-            [](OpBuilder &nb, Location nl, ValueRange v) {
-              linalg::YieldOp::create(
-                  nb, nl,
-                  arith::AddIOp::create(nb, nl, v[0], v[1]).getResult());
-            })
-            .getResult(0);
+    Value acc = byteProduct(
+        b, loc, RankedTensorType::get({mm.m, np / fb, fb}, i32), a, w,
+        {AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
+         AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
+         AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
+        iterators, /*xUnsigned=*/true);
+    Value result = addPerChannel(
+        b, loc, acc, corr, cast<RankedTensorType>(mm.op.getResult(0).getType()),
+        AffineMap::get(2, 0, {d(0), d(1).floorDiv(fb), d(1) % fb}, ctx),
+        AffineMap::get(2, 0, {d(1)}, ctx));
     Value oldB = mm.op.getDpsInputs()[1];
     mm.op.getResult(0).replaceAllUsesWith(result);
     mm.op.erase();
