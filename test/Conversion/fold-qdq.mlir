@@ -133,6 +133,28 @@ func.func @gemm(%aq: tensor<3x4xui8>) -> tensor<3x2xui8> {
 
 // -----
 
+// The classifier's input often comes from a Reshape to a computed shape,
+// unranked until shape subgraphs fold: a Gemm's input has rank 2 anyway.
+// CHECK-LABEL: func.func @gemm_unranked_input
+// CHECK: onnx.node "QGemm"
+// CHECK-SAME: (tensor<*xui8>, {{.*}}) -> tensor<*xui8>
+func.func @gemm_unranked_input(%aq: tensor<*xui8>) -> tensor<*xui8> {
+  %sa = arith.constant dense<0.5> : tensor<f32>
+  %za = arith.constant dense<3> : tensor<ui8>
+  %bq = arith.constant dense<1> : tensor<2x4xi8>
+  %sb = arith.constant dense<0.25> : tensor<f32>
+  %zb = arith.constant dense<0> : tensor<i8>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %a = onnx.node "DequantizeLinear" (%aq, %sa, %za) {version = 13 : i64} : (tensor<*xui8>, tensor<f32>, tensor<ui8>) -> tensor<*xf32>
+  %b = onnx.node "DequantizeLinear" (%bq, %sb, %zb) {version = 13 : i64} : (tensor<2x4xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4xf32>
+  %g = onnx.node "Gemm" (%a, %b) {version = 13 : i64, name = "fc", attrs = {transB = 1 : i64}} : (tensor<*xf32>, tensor<2x4xf32>) -> tensor<*xf32>
+  %y = onnx.node "QuantizeLinear" (%g, %sy, %zy) {version = 13 : i64} : (tensor<*xf32>, tensor<f32>, tensor<ui8>) -> tensor<*xui8>
+  return %y : tensor<*xui8>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gemm_beta
 // CHECK: onnx.node "Gemm"
 // CHECK-NOT: QGemm

@@ -181,10 +181,12 @@ SmallVector<onnx::NodeOp> foldMatrixProduct(onnx::NodeOp q) {
   onnx::NodeOp db = producer(product.getInputs()[1], "DequantizeLinear");
   auto bType = db ? dyn_cast<RankedTensorType>(db.getInputs()[0].getType())
                   : RankedTensorType();
-  auto aType = da ? dyn_cast<RankedTensorType>(da.getInputs()[0].getType())
-                  : RankedTensorType();
+  // a may be unranked before shape subgraphs fold (a Reshape to a computed
+  // shape before the classifier): Gemm has rank 2 by definition.
+  auto aType =
+      da ? dyn_cast<TensorType>(da.getInputs()[0].getType()) : TensorType();
   if (!bType || !aType || bType.getRank() != 2 ||
-      (gemm && aType.getRank() != 2))
+      (gemm && aType.hasRank() && aType.getRank() != 2))
     return {};
   // b per tensor or per output column: its last dim, or its first when a
   // Gemm transposes it.
