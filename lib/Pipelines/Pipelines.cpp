@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - dlc's compilation pipelines ------------------------===//
 
 #include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Pipelines/CompileModel.h"
 
 #include "dlc/Codegen/Passes.h"
 #include "dlc/Conversion/Passes.h"
@@ -261,6 +262,9 @@ std::string dlc::checkCompileOptions(const CompileOptions &options) {
       {EmitKind::SPIRV, TargetKind::Vulkan, "spirv", "vulkan"},
       {EmitKind::Object, TargetKind::CPU, "obj", "cpu"},
   };
+  if (options.emit == EmitKind::QDQONNX)
+    return "--emit=qdq-onnx writes the model --quantize made; it needs "
+           "--quantize";
   for (const Code &c : codes)
     if (options.emit == c.emit && options.target.kind != c.kind)
       return (llvm::Twine("--emit=") + c.flag + " needs a " + c.target +
@@ -374,4 +378,16 @@ LogicalResult dlc::compileONNXBuffer(MLIRContext &context, StringRef buffer,
   return compileModule(importONNXBuffer(context, buffer, bufferName, isText,
                                         options.importOptions),
                        options, output);
+}
+
+LogicalResult dlc::compileONNXModel(MLIRContext &context,
+                                    ::onnx::ModelProto &model,
+                                    StringRef modelName,
+                                    const CompileOptions &options,
+                                    llvm::raw_ostream &output) {
+  if (std::string error = checkCompileOptions(options); !error.empty())
+    return emitError(FileLineColLoc::get(&context, modelName, 0, 0), error);
+  return compileModule(
+      importONNXModel(context, model, modelName, options.importOptions),
+      options, output);
 }

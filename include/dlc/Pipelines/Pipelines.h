@@ -20,7 +20,16 @@ namespace dlc {
 enum class Stage { Import, Legalize, Optimize, Dispatch, Kernels, Codegen };
 
 /// What dlc-compile writes.
-enum class EmitKind { MLIR, Dispatches, PTX, SPIRV, Object, Artifact };
+enum class EmitKind {
+  MLIR,
+  Dispatches,
+  PTX,
+  SPIRV,
+  Object,
+  Artifact,
+  /// The model after --quantize, as a QDQ ONNX model (dlc-compile only).
+  QDQONNX
+};
 
 struct CompileOptions {
   TargetDescription target;

@@ -8,6 +8,7 @@
 
 #include "dlc/Frontend/ONNX/Importer.h"
 #include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Frontend/ONNX/ModelProto.h"
 
 #include "dlc/Dialect/ONNX/IR/ONNX.h"
 #include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
@@ -1126,66 +1127,84 @@ std::string dlc::parseInputShapeSpec(StringRef spec,
   return "";
 }
 
-OwningOpRef<ModuleOp> dlc::importONNXBuffer(MLIRContext &context,
-                                            StringRef buffer,
-                                            StringRef bufferName, bool isText,
-                                            const ONNXImportOptions &options) {
-  context.loadDialect<dlc::onnx::ONNXDialect, arith::ArithDialect,
-                      func::FuncDialect>();
+LogicalResult dlc::parseONNXModel(MLIRContext &context, StringRef buffer,
+                                  StringRef bufferName, bool isText,
+                                  ::onnx::ModelProto &model) {
   Location fileLoc = FileLineColLoc::get(&context, bufferName, 0, 0);
-  auto model = std::make_unique<::onnx::ModelProto>();
   if (isText) {
     std::string text = buffer.str();
     ::onnx::Status status;
     try {
-      status = ::onnx::OnnxParser::Parse(*model, text.c_str());
+      status = ::onnx::OnnxParser::Parse(model, text.c_str());
     } catch (const std::exception &e) {
       return emitError(fileLoc, "cannot parse the textual ONNX model: ")
-                 << e.what(),
-             nullptr;
+             << e.what();
     }
     if (!status.IsOK())
       return emitError(fileLoc, "cannot parse the textual ONNX model: ")
-                 << status.ErrorMessage(),
-             nullptr;
-  } else {
-    if (buffer.size() > static_cast<size_t>(INT_MAX))
-      return emitError(fileLoc, "the protobuf file is ")
-                 << buffer.size()
-                 << " bytes; protobuf cannot hold more than 2 GB, so models "
-                    "that large must keep weights in external data files",
-             nullptr;
-    google::protobuf::io::ArrayInputStream stream(
-        buffer.data(), static_cast<int>(buffer.size()));
-    google::protobuf::io::CodedInputStream coded(&stream);
-    coded.SetTotalBytesLimit(INT_MAX);
-    if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-      return emitError(fileLoc, "not a valid ONNX model: the protobuf is "
-                                "malformed or truncated"),
-             nullptr;
+             << status.ErrorMessage();
+    return success();
   }
+  if (buffer.size() > static_cast<size_t>(INT_MAX))
+    return emitError(fileLoc, "the protobuf file is ")
+           << buffer.size()
+           << " bytes; protobuf cannot hold more than 2 GB, so models "
+              "that large must keep weights in external data files";
+  google::protobuf::io::ArrayInputStream stream(
+      buffer.data(), static_cast<int>(buffer.size()));
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return emitError(fileLoc, "not a valid ONNX model: the protobuf is "
+                              "malformed or truncated");
+  return success();
+}
+
+LogicalResult dlc::readONNXFile(MLIRContext &context, StringRef path,
+                                ::onnx::ModelProto &model) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!file)
+    return emitError(FileLineColLoc::get(&context, path, 0, 0), "cannot read '")
+           << path << "': " << file.getError().message();
+  StringRef buffer = (*file)->getBuffer();
+  bool isText = path.ends_with(".onnxtxt") || buffer.ltrim().starts_with("<") ||
+                buffer.ltrim().starts_with("#");
+  return parseONNXModel(context, buffer, path, isText, model);
+}
+
+OwningOpRef<ModuleOp> dlc::importONNXModel(MLIRContext &context,
+                                           ::onnx::ModelProto &model,
+                                           StringRef modelName,
+                                           const ONNXImportOptions &options) {
+  context.loadDialect<dlc::onnx::ONNXDialect, arith::ArithDialect,
+                      func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, modelName, 0, 0);
   std::string baseDir = options.externalDataDirectory;
   if (baseDir.empty()) {
-    SmallString<256> dir(bufferName);
+    SmallString<256> dir(modelName);
     llvm::sys::path::remove_filename(dir);
     baseDir = dir.empty() ? "." : std::string(dir);
   }
-  ModelImporter importer(context, *model, options, fileLoc, baseDir);
+  ModelImporter importer(context, model, options, fileLoc, baseDir);
   return importer.run();
+}
+
+OwningOpRef<ModuleOp> dlc::importONNXBuffer(MLIRContext &context,
+                                            StringRef buffer,
+                                            StringRef bufferName, bool isText,
+                                            const ONNXImportOptions &options) {
+  auto model = std::make_unique<::onnx::ModelProto>();
+  if (failed(parseONNXModel(context, buffer, bufferName, isText, *model)))
+    return nullptr;
+  return importONNXModel(context, *model, bufferName, options);
 }
 
 OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
                                           const ONNXImportOptions &options) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
-  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
-  if (!file)
-    return emitError(fileLoc, "cannot read '")
-               << path << "': " << file.getError().message(),
-           nullptr;
-  StringRef buffer = (*file)->getBuffer();
-  bool isText = path.ends_with(".onnxtxt") || buffer.ltrim().starts_with("<") ||
-                buffer.ltrim().starts_with("#");
-  return importONNXBuffer(context, buffer, path, isText, options);
+  auto model = std::make_unique<::onnx::ModelProto>();
+  if (failed(readONNXFile(context, path, *model)))
+    return nullptr;
+  return importONNXModel(context, *model, path, options);
 }

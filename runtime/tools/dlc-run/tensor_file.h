@@ -14,6 +14,10 @@
 
 #include "dlc/artifact_format.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct dlc_host_tensor_t {
   uint32_t dtype; /* dlcx_dtype_t */
   uint32_t rank;
@@ -59,5 +63,9 @@ int dlc_tensor_same_bits(const dlc_host_tensor_t *a, const dlc_host_tensor_t *b,
 /* "[1, 3, 224, 224]" into `out`. */
 void dlc_tensor_format_shape(uint32_t rank, const int64_t *dims, char *out,
                              size_t out_size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* DLC_RUN_TENSOR_FILE_H */
