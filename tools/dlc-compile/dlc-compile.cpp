@@ -8,6 +8,7 @@
 
 #include "dlc/Frontend/ONNX/Importer.h"
 #include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Quantization/Quantize.h"
 #include "dlc/Target/TargetDescription.h"
 #include "dlc/Tools/Registration.h"
 
@@ -63,7 +64,10 @@ static cl::opt<dlc::EmitKind> emitKind(
                    "a relocatable object with all kernels (cpu), for static "
                    "linking"),
         clEnumValN(dlc::EmitKind::Artifact, "artifact",
-                   "the .dlcx artifact (default)")),
+                   "the .dlcx artifact (default)"),
+        clEnumValN(dlc::EmitKind::QDQONNX, "qdq-onnx",
+                   "with --quantize: the quantized model as a QDQ ONNX "
+                   "model (ONNX Runtime runs it)")),
     cl::cat(category));
 static cl::opt<dlc::Stage> stopAfter(
     "stage", cl::desc("With --emit=mlir: print the IR after this stage"),
@@ -103,11 +107,80 @@ static cl::opt<bool> splitInputFile(
              "separate model (for tests); outputs are concatenated"),
     cl::init(false), cl::cat(category));
 
+static cl::OptionCategory quantCategory("dlc-compile quantization options");
+static cl::opt<std::string> quantize(
+    "quantize",
+    cl::desc("Post-training quantization: int8 (per-channel int8 weights, "
+             "uint8 activations, calibrated on --calibration-data)"),
+    cl::value_desc("int8"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationData(
+    "calibration-data",
+    cl::desc("With --quantize: a folder with one sub-folder per sample, each "
+             "holding <input name>.npy for every graph input"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationMethod(
+    "calibration-method",
+    cl::desc("With --quantize: how ranges are chosen: minmax (default), "
+             "percentile[:P] (P% of the values inside; 99.99), entropy "
+             "(least KL divergence) or mse (least squared error)"),
+    cl::value_desc("method"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> quantReport(
+    "quant-report",
+    cl::desc("With --quantize: write every quantized layer's error against "
+             "float (SQNR, cosine) and the outputs' error to this JSON file"),
+    cl::value_desc("file.json"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> keepFloat(
+    "keep-float",
+    cl::desc("With --quantize: keep these nodes in float (name,name,...), or "
+             "auto:<error> to keep the most sensitive layers in float until "
+             "every output's relative RMS error against float is at most "
+             "<error>"),
+    cl::value_desc("names|auto:error"), cl::init(""), cl::cat(quantCategory));
+
+/// Checks the quantization options together; fills `options` when
+/// --quantize is given. Returns an error message or "".
+static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
+  bool quantizing = quantize.getNumOccurrences() > 0;
+  if (!quantizing) {
+    for (cl::Option *o : std::initializer_list<cl::Option *>{
+             &calibrationData, &calibrationMethod, &quantReport, &keepFloat})
+      if (o->getNumOccurrences())
+        return ("--" + o->ArgStr + " needs --quantize=int8").str();
+    return "";
+  }
+  if (quantize != "int8")
+    return "--quantize=" + quantize +
+           ": unknown precision; dlc quantizes to int8";
+  if (calibrationData.empty())
+    return "--quantize=int8 needs --calibration-data=<dir> (one folder per "
+           "sample, each with <input name>.npy for every graph input)";
+  if (splitInputFile)
+    return "--quantize does not work with --split-input-file";
+  options.calibrationDir = calibrationData;
+  options.reportPath = quantReport;
+  std::string error;
+  if (!calibrationMethod.empty()) {
+    std::optional<dlc::CalibrationMethodSpec> method =
+        dlc::parseCalibrationMethod(calibrationMethod, error);
+    if (!method)
+      return error;
+    options.method = *method;
+  }
+  if (keepFloat.getNumOccurrences())
+    return dlc::parseKeepFloat(keepFloat, options);
+  return "";
+}
+
 static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
   if (kind == dlc::EmitKind::MLIR || kind == dlc::EmitKind::Dispatches ||
       kind == dlc::EmitKind::PTX)
     return "-";
   llvm::SmallString<256> path(input);
+  if (kind == dlc::EmitKind::QDQONNX) {
+    // model.onnx -> model.qdq.onnx, never the input itself.
+    llvm::sys::path::replace_extension(path, "qdq.onnx");
+    return std::string(path);
+  }
   llvm::sys::path::replace_extension(path, kind == dlc::EmitKind::SPIRV ? "spv"
                                            : kind == dlc::EmitKind::Object
                                                ? "o"
@@ -146,7 +219,7 @@ int main(int argc, char **argv) {
         "mlir-disable-threading"})
     if (cl::Option *option = registered.lookup(name))
       option->addCategory(irCategory);
-  cl::HideUnrelatedOptions({&category, &irCategory});
+  cl::HideUnrelatedOptions({&category, &quantCategory, &irCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dlc-compile: compile an ONNX model into a dlc artifact\n\n"
@@ -192,10 +265,19 @@ int main(int argc, char **argv) {
                                                       : dlc::Stage::Codegen;
   options.printStats = printStats;
   options.importOptions = std::move(importOptions);
-  // Refused before the model is read, let alone compiled.
-  if (std::string error = dlc::checkCompileOptions(options); !error.empty()) {
+  dlc::QuantizeOptions quantizeOptions;
+  if (std::string error = readQuantizeOptions(quantizeOptions);
+      !error.empty()) {
     llvm::errs() << "dlc-compile: error: " << error << "\n";
     return 1;
+  }
+  bool quantizing = !quantizeOptions.calibrationDir.empty();
+  if (!quantizing || emitKind != dlc::EmitKind::QDQONNX) {
+    // Refused before the model is read, let alone compiled.
+    if (std::string error = dlc::checkCompileOptions(options); !error.empty()) {
+      llvm::errs() << "dlc-compile: error: " << error << "\n";
+      return 1;
+    }
   }
 
   std::string outputPath =
@@ -206,6 +288,13 @@ int main(int argc, char **argv) {
   if (!output) {
     llvm::errs() << "dlc-compile: error: " << error << "\n";
     return 1;
+  }
+  if (quantizing) {
+    if (failed(dlc::quantizeONNXFile(context, inputFile, options,
+                                     quantizeOptions, output->os())))
+      return 1;
+    output->keep();
+    return 0;
   }
   if (!splitInputFile) {
     if (failed(dlc::compileONNXFile(context, inputFile, options, output->os())))

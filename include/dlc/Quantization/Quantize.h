@@ -1,0 +1,108 @@
+//===- Quantize.h - post-training quantization of ONNX models ---*- C++ -*-===//
+//
+// dlc-compile --quantize=int8: the float model runs on dlc's own CPU backend
+// over a calibration set, every tensor a quantized kernel reads or writes is
+// observed, a range is chosen for each, and the model is rewritten into the
+// QDQ form (QuantizeLinear/DequantizeLinear around Conv, MatMul and Gemm)
+// that the rest of the compiler folds into integer kernels and that ONNX
+// Runtime runs as it is. docs/quantization.md describes the choices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_QUANTIZATION_QUANTIZE_H
+#define DLC_QUANTIZATION_QUANTIZE_H
+
+#include "dlc/Frontend/ONNX/ModelProto.h"
+#include "dlc/Pipelines/Pipelines.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+/// How a tensor's clipping range is chosen from what calibration saw.
+enum class CalibrationMethod {
+  MinMax,     ///< the smallest and largest value seen
+  Percentile, ///< the given percentile of the values (both tails)
+  Entropy,    ///< the threshold with the least KL divergence (histogram)
+  MSE,        ///< the range with the least expected squared error
+};
+
+struct CalibrationMethodSpec {
+  CalibrationMethod kind = CalibrationMethod::MinMax;
+  /// With Percentile: the share of values kept inside the range, in percent.
+  double percentile = 99.99;
+  /// As the command line spelled it (for reports).
+  std::string spelling = "minmax";
+};
+
+/// Parses `minmax`, `percentile[:P]`, `entropy` or `mse`.
+std::optional<CalibrationMethodSpec>
+parseCalibrationMethod(llvm::StringRef spec, std::string &error);
+
+/// What calibration saw of one tensor: its range and a histogram of its
+/// values over [-absMax, absMax] (kHistogramBins bins, symmetric so that
+/// both signed and one-sided ranges can be read from it).
+struct TensorStatistics {
+  static constexpr int kHistogramBins = 4096;
+  double min = 0, max = 0;
+  std::vector<double> histogram;
+  double absMax() const { return std::max(-min, max); }
+  double binWidth() const { return 2 * absMax() / kHistogramBins; }
+};
+
+/// The range [lo, hi] to quantize a tensor to `levels` steps (256 for
+/// 8 bits), as `method` chooses it; it always contains 0.
+std::pair<double, double> chooseRange(const TensorStatistics &stats,
+                                      const CalibrationMethodSpec &method,
+                                      int levels = 256);
+
+struct QuantizeOptions {
+  /// One folder per sample, with one `<graph input name>.npy` per input.
+  std::string calibrationDir;
+  CalibrationMethodSpec method;
+  /// Where to write the per-layer report (JSON), or "".
+  std::string reportPath;
+  /// Nodes (by name, or by their first output's name when unnamed) to keep
+  /// in float.
+  std::vector<std::string> keepFloat;
+  /// Keep the most sensitive layers in float until the end-to-end error
+  /// (relative RMS error of the outputs against float on the calibration
+  /// set) is at most this.
+  std::optional<double> autoKeepFloatBudget;
+};
+
+/// Parses --keep-float's value (`auto:<error>` or `name,name,...`) into
+/// `options`; returns an error message or "".
+std::string parseKeepFloat(llvm::StringRef spec, QuantizeOptions &options);
+
+/// Calibrates `model` (read from `modelName`; `importOptions` are the ones
+/// the model is compiled with) and rewrites it in place into its QDQ form.
+/// Emits diagnostics and fails on malformed calibration data, or when
+/// nothing in the model can be quantized.
+mlir::LogicalResult quantizeModel(mlir::MLIRContext &context,
+                                  ::onnx::ModelProto &model,
+                                  llvm::StringRef modelName,
+                                  const ONNXImportOptions &importOptions,
+                                  const QuantizeOptions &options);
+
+/// dlc-compile --quantize: reads the model at `path`, quantizes it and
+/// writes what `compileOptions.emit` asks for (EmitKind::QDQONNX: the
+/// quantized model itself).
+mlir::LogicalResult quantizeONNXFile(mlir::MLIRContext &context,
+                                     llvm::StringRef path,
+                                     const CompileOptions &compileOptions,
+                                     const QuantizeOptions &options,
+                                     llvm::raw_ostream &output);
+
+} // namespace dlc
+
+#endif // DLC_QUANTIZATION_QUANTIZE_H

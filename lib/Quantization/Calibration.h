@@ -1,0 +1,91 @@
+//===- Calibration.h - calibration data and host runs of a model -*- C++ -*-=//
+//
+// Private to the quantizer: the calibration folder, and a model compiled
+// for this machine's CPU and run through dlc's own runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_LIB_QUANTIZATION_CALIBRATION_H
+#define DLC_LIB_QUANTIZATION_CALIBRATION_H
+
+#include "dlc/Frontend/ONNX/ModelProto.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+struct dlc_context_t;
+struct dlc_model_t;
+struct dlc_session_t;
+
+namespace dlc {
+
+/// The calibration folder: one sub-folder per sample (in name order), each
+/// with `<input>.npy` for every graph input and nothing else that looks
+/// like an input.
+struct CalibrationSet {
+  std::string dir;
+  std::vector<std::string> inputNames;
+  std::vector<std::string> samples; ///< the sample folders
+
+  /// Lists `dir` and checks its layout against `inputNames`; the
+  /// contents of the files are checked when a run reads them.
+  static mlir::FailureOr<CalibrationSet>
+  open(mlir::MLIRContext &context, llvm::StringRef dir,
+       llvm::ArrayRef<std::string> inputNames);
+  std::string file(size_t sample, size_t input) const;
+};
+
+/// A float model compiled for this machine's CPU, loaded with dlc's runtime
+/// and ready to run calibration samples.
+class HostModel {
+public:
+  ~HostModel();
+
+  /// Compiles `model` (a copy is imported) with `extraOutputs` added to
+  /// its graph outputs.
+  static mlir::FailureOr<std::unique_ptr<HostModel>>
+  compile(mlir::MLIRContext &context, const ::onnx::ModelProto &model,
+          llvm::StringRef modelName, const ONNXImportOptions &importOptions,
+          llvm::ArrayRef<std::string> extraOutputs);
+
+  /// Runs `sample` of `set`; the outputs stay readable until the next run.
+  mlir::LogicalResult run(const CalibrationSet &set, size_t sample);
+
+  size_t outputCount() const { return outputs.size(); }
+  const std::string &outputName(size_t i) const { return outputs[i].name; }
+  /// Null when output `i` is not float32.
+  llvm::ArrayRef<float> output(size_t i) const { return outputs[i].data; }
+  /// The last run's value of graph input `i` (float32 inputs only).
+  size_t inputCount() const { return inputs.size(); }
+  const std::string &inputName(size_t i) const { return inputs[i].name; }
+  llvm::ArrayRef<float> input(size_t i) const { return inputs[i].data; }
+
+private:
+  HostModel() = default;
+  struct Tensor {
+    std::string name;
+    uint32_t dtype = 0;
+    std::vector<int64_t> dims;
+    size_t bytes = 0;
+    std::vector<float> data;
+    std::vector<uint8_t> raw; ///< non-float inputs and outputs
+  };
+  mlir::MLIRContext *context = nullptr;
+  std::string name;
+  std::string artifact; ///< owned, aligned copy lives in `storage`
+  std::unique_ptr<uint8_t[]> storage;
+  dlc_context_t *runtime = nullptr;
+  dlc_model_t *loaded = nullptr;
+  dlc_session_t *session = nullptr;
+  std::vector<Tensor> inputs, outputs;
+};
+
+} // namespace dlc
+
+#endif // DLC_LIB_QUANTIZATION_CALIBRATION_H

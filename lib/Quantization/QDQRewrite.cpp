@@ -1,0 +1,599 @@
+//===- QDQRewrite.cpp - the QDQ form of a calibrated model ----------------===//
+//
+// The rewrite works on the ONNX model itself, so that what it writes is
+// both what dlc compiles (dlc-fold-qdq turns each quantized layer into
+// QLinearConv, QLinearMatMul or QGemm) and a model ONNX Runtime runs
+// (dlc-compile --emit=qdq-onnx).
+//
+// A quantized layer's output keeps its name: the layer now writes
+// `<name>_float`, QuantizeLinear and DequantizeLinear follow, and the
+// DequantizeLinear writes `<name>`, so every reader (graph outputs and
+// subgraphs included) sees the dequantized value and the integer kernel's
+// only reader is its QuantizeLinear. An input that no quantized layer
+// writes gets its QuantizeLinear/DequantizeLinear pair just before the
+// first layer that reads it, and only the quantized layers read the pair's
+// output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "QDQRewrite.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+bool isDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
+                                     llvm::StringRef name) {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t intAttr(const onnx::NodeProto &node, llvm::StringRef name,
+                int64_t fallback) {
+  const onnx::AttributeProto *a = findAttr(node, name);
+  return a ? a->i() : fallback;
+}
+
+double floatAttr(const onnx::NodeProto &node, llvm::StringRef name,
+                 double fallback) {
+  const onnx::AttributeProto *a = findAttr(node, name);
+  return a ? a->f() : fallback;
+}
+
+int64_t defaultOpset(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &id : model.opset_import())
+    if (id.domain().empty() || id.domain() == "ai.onnx")
+      return id.version();
+  return 0;
+}
+
+/// The constant tensors of the main graph by name: initializers and
+/// Constant nodes with a `value` tensor.
+std::map<std::string, const onnx::TensorProto *>
+constantTensors(const onnx::GraphProto &graph) {
+  std::map<std::string, const onnx::TensorProto *> constants;
+  for (const onnx::TensorProto &t : graph.initializer())
+    constants[t.name()] = &t;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && isDefaultDomain(node) &&
+        node.output_size() == 1)
+      if (const onnx::AttributeProto *a = findAttr(node, "value"))
+        if (a->has_t())
+          constants[node.output(0)] = &a->t();
+  return constants;
+}
+
+int64_t elementCount(const onnx::TensorProto &t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims())
+    n *= d;
+  return n;
+}
+
+/// A float32 tensor's values: inline (float_data or raw_data) or in an
+/// external data file under `baseDir`.
+std::optional<std::vector<float>> readFloats(const onnx::TensorProto &t,
+                                             llvm::StringRef baseDir,
+                                             std::string &error) {
+  if (t.data_type() != onnx::TensorProto::FLOAT) {
+    error = "is not float32";
+    return std::nullopt;
+  }
+  int64_t n = elementCount(t);
+  std::vector<float> values(n);
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0, length = n * sizeof(float);
+    for (const onnx::StringStringEntryProto &e : t.external_data()) {
+      if (e.key() == "location")
+        location = e.value();
+      else if ((e.key() == "offset" && !llvm::to_integer(e.value(), offset)) ||
+               (e.key() == "length" && !llvm::to_integer(e.value(), length))) {
+        error =
+            "has a malformed external data " + e.key() + " '" + e.value() + "'";
+        return std::nullopt;
+      }
+    }
+    llvm::SmallString<256> path(baseDir);
+    llvm::sys::path::append(path, location);
+    auto file = llvm::MemoryBuffer::getFileSlice(path, length, offset);
+    if (!file || length != n * sizeof(float)) {
+      error = "cannot read its external data from '" + std::string(path) + "'";
+      return std::nullopt;
+    }
+    std::memcpy(values.data(), (*file)->getBufferStart(), length);
+    return values;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != n * sizeof(float)) {
+      error = "holds " + std::to_string(t.raw_data().size()) +
+              " bytes of raw data for " + std::to_string(n) + " floats";
+      return std::nullopt;
+    }
+    std::memcpy(values.data(), t.raw_data().data(), n * sizeof(float));
+    return values;
+  }
+  if (t.float_data_size() != n) {
+    error = "holds " + std::to_string(t.float_data_size()) + " values for " +
+            std::to_string(n) + " elements";
+    return std::nullopt;
+  }
+  std::copy(t.float_data().begin(), t.float_data().end(), values.begin());
+  return values;
+}
+
+/// A scalar float constant's value, if `name` is one.
+std::optional<double>
+scalarConstant(const std::map<std::string, const onnx::TensorProto *> &consts,
+               const std::string &name) {
+  auto it = consts.find(name);
+  if (it == consts.end() || elementCount(*it->second) != 1)
+    return std::nullopt;
+  std::string error;
+  std::optional<std::vector<float>> v = readFloats(*it->second, "", error);
+  if (!v)
+    return std::nullopt;
+  return (*v)[0];
+}
+
+/// The bounds of a Relu or Clip node, if it is one with constant bounds.
+std::optional<std::pair<double, double>>
+activationBounds(const onnx::NodeProto &node, int64_t opset,
+                 const std::map<std::string, const onnx::TensorProto *> &c) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (!isDefaultDomain(node))
+    return std::nullopt;
+  if (node.op_type() == "Relu")
+    return std::make_pair(0.0, inf);
+  if (node.op_type() != "Clip")
+    return std::nullopt;
+  if (opset < 11)
+    return std::make_pair(floatAttr(node, "min", -inf),
+                          floatAttr(node, "max", inf));
+  std::pair<double, double> bounds = {-inf, inf};
+  for (int i : {1, 2}) {
+    if (node.input_size() <= i || node.input(i).empty())
+      continue;
+    std::optional<double> v = scalarConstant(c, node.input(i));
+    if (!v)
+      return std::nullopt;
+    (i == 1 ? bounds.first : bounds.second) = *v;
+  }
+  return bounds;
+}
+
+/// Every name the main graph and its subgraphs read.
+void collectReads(const onnx::GraphProto &graph,
+                  std::map<std::string, int> &reads) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      if (!input.empty())
+        ++reads[input];
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      if (a.has_g())
+        collectReads(a.g(), reads);
+      for (const onnx::GraphProto &g : a.graphs())
+        collectReads(g, reads);
+    }
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    ++reads[output.name()];
+}
+
+} // namespace
+
+std::vector<QuantizableLayer>
+dlc::findQuantizableLayers(const onnx::ModelProto &model,
+                           const std::vector<std::string> &keepFloat,
+                           std::vector<std::string> &unmatched) {
+  const onnx::GraphProto &graph = model.graph();
+  int64_t opset = defaultOpset(model);
+  auto consts = constantTensors(graph);
+  std::map<std::string, int> reads;
+  collectReads(graph, reads);
+  std::map<std::string, int> readerNode;
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    for (const std::string &input : node.input())
+      readerNode[input] = static_cast<int>(i);
+  unmatched = keepFloat;
+
+  auto isFloatConstant = [&](const std::string &name, int rank) {
+    auto it = consts.find(name);
+    return it != consts.end() &&
+           it->second->data_type() == onnx::TensorProto::FLOAT &&
+           (rank < 0 || it->second->dims_size() == rank);
+  };
+  std::vector<QuantizableLayer> layers;
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    if (!isDefaultDomain(node) || node.output_size() < 1 ||
+        node.input_size() < 2 || node.input(0).empty() ||
+        consts.count(node.input(0)))
+      continue;
+    QuantizableLayer layer;
+    layer.node = static_cast<int>(i);
+    layer.name = node.name().empty() ? node.output(0) : node.name();
+    layer.opType = node.op_type();
+    layer.input = node.input(0);
+    layer.weight = node.input(1);
+    layer.output = node.output(0);
+    if (node.op_type() == "Conv") {
+      // 2-D convolutions; the bias a constant vector.
+      if (!isFloatConstant(layer.weight, 4))
+        continue;
+      if (node.input_size() > 2 && !node.input(2).empty()) {
+        if (!isFloatConstant(node.input(2), 1))
+          continue;
+        layer.bias = node.input(2);
+      }
+      layer.weightAxis = 0;
+    } else if (node.op_type() == "MatMul") {
+      if (!isFloatConstant(layer.weight, 2))
+        continue;
+      layer.weightAxis = 1;
+    } else if (node.op_type() == "Gemm") {
+      if (!isFloatConstant(layer.weight, 2) || intAttr(node, "transA", 0) ||
+          floatAttr(node, "beta", 1.0) != 1.0)
+        continue;
+      int64_t transB = intAttr(node, "transB", 0);
+      layer.weightAxis = transB ? 0 : 1;
+      if (node.input_size() > 2 && !node.input(2).empty()) {
+        const onnx::TensorProto *w = consts[layer.weight];
+        if (!isFloatConstant(node.input(2), 1) ||
+            elementCount(*consts[node.input(2)]) != w->dims(layer.weightAxis))
+          continue;
+        layer.bias = node.input(2);
+      }
+    } else {
+      continue;
+    }
+    // Opset 13 added per-axis DequantizeLinear, which per-channel weights
+    // need.
+    if (opset < 13)
+      continue;
+    auto kept = llvm::find(keepFloat, layer.name);
+    if (kept != keepFloat.end()) {
+      llvm::erase(unmatched, layer.name);
+      continue;
+    }
+    auto reader = readerNode.find(layer.output);
+    if (reads[layer.output] == 1 && reader != readerNode.end()) {
+      const onnx::NodeProto &act = graph.node(reader->second);
+      if (auto bounds = activationBounds(act, opset, consts);
+          bounds && act.output_size() == 1 && act.input(0) == layer.output) {
+        layer.activation = reader->second;
+        layer.activationOutput = act.output(0);
+        std::tie(layer.clipLo, layer.clipHi) = *bounds;
+      }
+    }
+    layers.push_back(std::move(layer));
+  }
+  // A keep-float name that is a node but not a quantizable one is matched
+  // too: it stays float either way.
+  for (const onnx::NodeProto &node : graph.node()) {
+    std::string name = node.name().empty() && node.output_size()
+                           ? node.output(0)
+                           : node.name();
+    llvm::erase(unmatched, name);
+  }
+  return layers;
+}
+
+Encoding dlc::uint8Encoding(double lo, double hi) {
+  Encoding e;
+  e.scale = (hi - lo) / 255.0;
+  if (!(e.scale > 0) || !std::isfinite(e.scale))
+    e.scale = 1.0;
+  e.zeroPoint =
+      static_cast<int>(std::clamp(std::nearbyint(-lo / e.scale), 0.0, 255.0));
+  return e;
+}
+
+namespace {
+
+/// Builds the new node list and initializers of the rewrite.
+class Rewriter {
+public:
+  Rewriter(onnx::ModelProto &model) : graph(*model.mutable_graph()) {
+    auto note = [&](const std::string &n) { names.insert(n); };
+    for (const onnx::TensorProto &t : graph.initializer())
+      note(t.name());
+    for (const onnx::ValueInfoProto &v : graph.input())
+      note(v.name());
+    for (const onnx::ValueInfoProto &v : graph.output())
+      note(v.name());
+    for (const onnx::NodeProto &node : graph.node()) {
+      note(node.name());
+      for (const std::string &o : node.output())
+        note(o);
+    }
+  }
+
+  /// `base` + `suffix`, made unique in the graph.
+  std::string fresh(const std::string &base, llvm::StringRef suffix) {
+    std::string name = base + suffix.str();
+    for (int i = 1; names.count(name); ++i)
+      name = base + suffix.str() + "_" + std::to_string(i);
+    names.insert(name);
+    return name;
+  }
+
+  template <typename T>
+  std::string constant(const std::string &base, llvm::StringRef suffix,
+                       int32_t dtype, const std::vector<int64_t> &dims,
+                       const std::vector<T> &values) {
+    onnx::TensorProto *t = graph.add_initializer();
+    t->set_name(fresh(base, suffix));
+    t->set_data_type(dtype);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char *>(values.data()),
+                                values.size() * sizeof(T)));
+    return t->name();
+  }
+
+  onnx::NodeProto &node(llvm::StringRef opType, const std::string &name) {
+    nodes.emplace_back();
+    nodes.back().set_op_type(opType.str());
+    nodes.back().set_name(fresh(name, ""));
+    return nodes.back();
+  }
+
+  /// QuantizeLinear then DequantizeLinear of `x` with `e`; the
+  /// DequantizeLinear writes `out`.
+  void quantizeDequantize(const std::string &x, const std::string &out,
+                          const Encoding &e) {
+    std::string base = out;
+    std::string scale =
+        constant<float>(base, "_scale", onnx::TensorProto::FLOAT, {},
+                        {static_cast<float>(e.scale)});
+    std::string zero =
+        constant<uint8_t>(base, "_zero_point", onnx::TensorProto::UINT8, {},
+                          {static_cast<uint8_t>(e.zeroPoint)});
+    std::string q = fresh(base, "_quantized");
+    onnx::NodeProto &quantize = node("QuantizeLinear", base + "_quantize");
+    quantize.add_input(x);
+    quantize.add_input(scale);
+    quantize.add_input(zero);
+    quantize.add_output(q);
+    onnx::NodeProto &dequantize =
+        node("DequantizeLinear", base + "_dequantize");
+    dequantize.add_input(q);
+    dequantize.add_input(scale);
+    dequantize.add_input(zero);
+    dequantize.add_output(out);
+  }
+
+  onnx::GraphProto &graph;
+  /// A deque: nodes handed out by node() stay where they are.
+  std::deque<onnx::NodeProto> nodes;
+  std::set<std::string> names;
+};
+
+} // namespace
+
+LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
+                                llvm::StringRef modelName,
+                                llvm::StringRef baseDir,
+                                const std::vector<QuantizableLayer> &layers,
+                                const llvm::StringMap<Encoding> &encodings,
+                                std::vector<RewrittenLayer> &rewritten) {
+  Location loc = FileLineColLoc::get(&context, modelName, 0, 0);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  auto consts = constantTensors(graph);
+  Rewriter rw(model);
+  auto encodingOf = [&](const std::string &tensor) -> const Encoding * {
+    auto it = encodings.find(tensor);
+    return it == encodings.end() ? nullptr : &it->second;
+  };
+
+  // Decide first which activations disappear and what each layer's output
+  // tensor is: a later layer's input may be one of them.
+  std::map<int, const QuantizableLayer *> byNode;
+  std::set<int> foldedActivations;
+  std::map<std::string, RewrittenLayer> quantizedOutputs;
+  rewritten.clear();
+  for (const QuantizableLayer &layer : layers) {
+    RewrittenLayer r;
+    r.layer = &layer;
+    r.output = layer.output;
+    if (layer.activation >= 0) {
+      const Encoding *e = encodingOf(layer.activationOutput);
+      // The encoding clips at least as much as the activation does.
+      if (e && e->lo() >= layer.clipLo - 1e-6 * std::fabs(layer.clipLo) &&
+          e->hi() <= layer.clipHi + 1e-6 * std::fabs(layer.clipHi)) {
+        r.activationFolded = true;
+        r.output = layer.activationOutput;
+        foldedActivations.insert(layer.activation);
+      }
+    }
+    const Encoding *in = encodingOf(layer.input);
+    const Encoding *out = encodingOf(r.output);
+    if (!in || !out)
+      return emitError(loc, "quantization: no range was calibrated for '")
+             << (in ? r.output : layer.input) << "' (layer '" << layer.name
+             << "')";
+    r.inputEncoding = *in;
+    r.outputEncoding = *out;
+    byNode[layer.node] = &layer;
+    quantizedOutputs[r.output] = r;
+    rewritten.push_back(r);
+  }
+
+  std::map<std::string, int> readBefore;
+  collectReads(graph, readBefore);
+  std::map<std::string, std::string> dequantizedInputs, dequantizedWeights,
+      dequantizedBiases;
+  for (auto [i, original] : llvm::enumerate(graph.node())) {
+    int index = static_cast<int>(i);
+    if (foldedActivations.count(index))
+      continue;
+    auto it = byNode.find(index);
+    if (it == byNode.end()) {
+      rw.nodes.push_back(original);
+      continue;
+    }
+    const QuantizableLayer &layer = *it->second;
+    RewrittenLayer &r = *llvm::find_if(
+        rewritten, [&](const RewrittenLayer &x) { return x.layer == &layer; });
+    // The input: dequantized already when a quantized layer wrote it.
+    if (quantizedOutputs.count(layer.input)) {
+      r.quantizedInput = layer.input;
+    } else {
+      auto [entry, inserted] = dequantizedInputs.try_emplace(layer.input);
+      if (inserted) {
+        entry->second = rw.fresh(layer.input, "_dequantized");
+        rw.quantizeDequantize(layer.input, entry->second, r.inputEncoding);
+      }
+      r.quantizedInput = entry->second;
+    }
+    // The weight, per output channel, symmetric int8 in [-127, 127].
+    const onnx::TensorProto &w = *consts.at(layer.weight);
+    std::string error;
+    std::optional<std::vector<float>> wv = readFloats(w, baseDir, error);
+    if (!wv)
+      return emitError(loc, "quantization: the weight '")
+             << layer.weight << "' of '" << layer.name << "' " << error;
+    std::vector<int64_t> dims(w.dims().begin(), w.dims().end());
+    int64_t channels = dims[layer.weightAxis];
+    int64_t inner = 1;
+    for (size_t d = layer.weightAxis + 1; d < dims.size(); ++d)
+      inner *= dims[d];
+    std::vector<float> scales(channels, 0.0f);
+    for (int64_t k = 0; k < static_cast<int64_t>(wv->size()); ++k) {
+      int64_t c = (k / inner) % channels;
+      scales[c] = std::max(scales[c], std::fabs((*wv)[k]));
+    }
+    for (float &s : scales)
+      s = s > 0 ? s / 127.0f : 1.0f;
+    auto [wEntry, wNew] = dequantizedWeights.try_emplace(layer.weight);
+    if (wNew) {
+      std::vector<int8_t> q(wv->size());
+      for (size_t k = 0; k < q.size(); ++k) {
+        float s = scales[(k / inner) % channels];
+        q[k] = static_cast<int8_t>(
+            std::clamp(std::nearbyint((*wv)[k] / s), -127.0f, 127.0f));
+      }
+      std::string qw = rw.constant<int8_t>(layer.weight, "_quantized",
+                                           onnx::TensorProto::INT8, dims, q);
+      std::string sw = rw.constant<float>(
+          layer.weight, "_scale", onnx::TensorProto::FLOAT, {channels}, scales);
+      std::string zw = rw.constant<int8_t>(layer.weight, "_zero_point",
+                                           onnx::TensorProto::INT8, {channels},
+                                           std::vector<int8_t>(channels, 0));
+      wEntry->second = rw.fresh(layer.weight, "_dequantized");
+      onnx::NodeProto &dq =
+          rw.node("DequantizeLinear", layer.weight + "_dequantize");
+      dq.add_input(qw);
+      dq.add_input(sw);
+      dq.add_input(zw);
+      dq.add_output(wEntry->second);
+      onnx::AttributeProto *axis = dq.add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(layer.weightAxis);
+    }
+    // The bias in int32 at scale (input scale) * (weight scale).
+    std::string dequantizedBias;
+    if (!layer.bias.empty()) {
+      std::optional<std::vector<float>> bv =
+          readFloats(*consts.at(layer.bias), baseDir, error);
+      if (!bv || static_cast<int64_t>(bv->size()) != channels)
+        return emitError(loc, "quantization: the bias '")
+               << layer.bias << "' of '" << layer.name << "' "
+               << (bv ? "does not have one value per output channel" : error);
+      std::vector<float> biasScales(channels);
+      std::vector<int32_t> q(channels);
+      for (int64_t c = 0; c < channels; ++c) {
+        biasScales[c] = static_cast<float>(r.inputEncoding.scale) * scales[c];
+        double v = std::nearbyint((*bv)[c] / biasScales[c]);
+        q[c] = static_cast<int32_t>(std::clamp(v, -2147483647.0, 2147483647.0));
+      }
+      std::string qb = rw.constant<int32_t>(
+          layer.bias, "_quantized", onnx::TensorProto::INT32, {channels}, q);
+      std::string sb =
+          rw.constant<float>(layer.bias, "_scale", onnx::TensorProto::FLOAT,
+                             {channels}, biasScales);
+      dequantizedBias = rw.fresh(layer.bias, "_dequantized");
+      onnx::NodeProto &dq =
+          rw.node("DequantizeLinear", layer.bias + "_dequantize");
+      dq.add_input(qb);
+      dq.add_input(sb);
+      dq.add_output(dequantizedBias);
+      onnx::AttributeProto *axis = dq.add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto::INT);
+      axis->set_i(0);
+    }
+    // The layer itself, writing `<output>_float`.
+    onnx::NodeProto copy = original;
+    copy.set_input(0, r.quantizedInput);
+    copy.set_input(1, wEntry->second);
+    if (!dequantizedBias.empty())
+      copy.set_input(2, dequantizedBias);
+    std::string floatOutput = rw.fresh(r.output, "_float");
+    copy.set_output(0, floatOutput);
+    rw.nodes.push_back(copy);
+    rw.quantizeDequantize(floatOutput, r.output, r.outputEncoding);
+  }
+  graph.clear_node();
+  for (onnx::NodeProto &node : rw.nodes)
+    *graph.add_node() = std::move(node);
+
+  // The constants nothing reads any more (float weights and biases, the
+  // bounds of folded Clips) leave the model: as initializers, graph inputs
+  // of IR < 4 models, or Constant nodes.
+  std::map<std::string, int> reads;
+  collectReads(graph, reads);
+  std::set<std::string> dropped;
+  for (const auto &[name, tensor] : consts)
+    if (readBefore.count(name) && !reads.count(name))
+      dropped.insert(name);
+  auto isDropped = [&](const std::string &name) {
+    return dropped.count(name) != 0;
+  };
+  auto *initializers = graph.mutable_initializer();
+  initializers->erase(std::remove_if(initializers->begin(), initializers->end(),
+                                     [&](const onnx::TensorProto &t) {
+                                       return isDropped(t.name());
+                                     }),
+                      initializers->end());
+  auto *inputs = graph.mutable_input();
+  inputs->erase(std::remove_if(inputs->begin(), inputs->end(),
+                               [&](const onnx::ValueInfoProto &v) {
+                                 return isDropped(v.name());
+                               }),
+                inputs->end());
+  auto *nodes = graph.mutable_node();
+  nodes->erase(std::remove_if(nodes->begin(), nodes->end(),
+                              [&](const onnx::NodeProto &n) {
+                                return n.op_type() == "Constant" &&
+                                       n.output_size() == 1 &&
+                                       isDropped(n.output(0));
+                              }),
+               nodes->end());
+  return success();
+}

@@ -1,0 +1,94 @@
+//===- QDQRewrite.h - the QDQ form of a calibrated model --------*- C++ -*-===//
+//
+// Private to the quantizer: which nodes of a float model can become integer
+// kernels, and the rewrite that puts QuantizeLinear/DequantizeLinear around
+// them once calibration has chosen every range.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_LIB_QUANTIZATION_QDQREWRITE_H
+#define DLC_LIB_QUANTIZATION_QDQREWRITE_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class ModelProto;
+} // namespace onnx
+
+namespace dlc {
+
+/// A Conv, MatMul or Gemm with constant float weights that can become an
+/// integer kernel.
+struct QuantizableLayer {
+  int node = -1;      ///< index in the graph's node list
+  std::string name;   ///< the node's name, or its first output's
+  std::string opType; ///< Conv, MatMul or Gemm
+  std::string input;  ///< the activation it reads
+  std::string weight; ///< initializer
+  std::string bias;   ///< initializer, or ""
+  int weightAxis = 0; ///< the weight's output-channel axis
+  std::string output; ///< what the node writes
+  /// A Relu or Clip that is the only reader of `output`: its output is
+  /// observed too, and the activation disappears into the 8-bit encoding
+  /// when that encoding cannot hold anything the activation would clip.
+  int activation = -1;
+  std::string activationOutput;
+  double clipLo = -std::numeric_limits<double>::infinity();
+  double clipHi = std::numeric_limits<double>::infinity();
+};
+
+/// The quantizable layers of `model`'s main graph in node order, leaving
+/// out the nodes named in `keepFloat` (names found are removed from
+/// `unmatched`, which starts as a copy of keepFloat).
+std::vector<QuantizableLayer>
+findQuantizableLayers(const onnx::ModelProto &model,
+                      const std::vector<std::string> &keepFloat,
+                      std::vector<std::string> &unmatched);
+
+/// An 8-bit encoding: real = (q - zeroPoint) * scale.
+struct Encoding {
+  double scale = 1;
+  int zeroPoint = 0;
+  double lo() const { return (0 - zeroPoint) * scale; }
+  double hi() const { return (255 - zeroPoint) * scale; }
+};
+
+/// The uint8 encoding of the range [lo, hi] (which contains 0).
+Encoding uint8Encoding(double lo, double hi);
+
+/// What the rewrite did to one layer, for the report.
+struct RewrittenLayer {
+  const QuantizableLayer *layer = nullptr;
+  /// The quantized model's name for the dequantized input the integer
+  /// kernel reads (the input itself when another layer quantized it).
+  std::string quantizedInput;
+  /// The layer's output tensor: the activation's output when the
+  /// activation was folded, else the node's output.
+  std::string output;
+  bool activationFolded = false;
+  Encoding inputEncoding, outputEncoding;
+};
+
+/// Rewrites `model` into the QDQ form: every layer's weight per output
+/// channel in symmetric int8, its bias in int32 at the scale of input times
+/// weight, its input and output in uint8 with the encodings of
+/// `encodings` (by tensor name: every layer's input, output and activation
+/// output must have one). `baseDir` is where external weight data lives.
+mlir::LogicalResult rewriteToQDQ(mlir::MLIRContext &context,
+                                 onnx::ModelProto &model,
+                                 llvm::StringRef modelName,
+                                 llvm::StringRef baseDir,
+                                 const std::vector<QuantizableLayer> &layers,
+                                 const llvm::StringMap<Encoding> &encodings,
+                                 std::vector<RewrittenLayer> &rewritten);
+
+} // namespace dlc
+
+#endif // DLC_LIB_QUANTIZATION_QDQREWRITE_H

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Post-training quantization end to end: dlc-compile --quantize, ONNX
+Runtime as the oracle.
+
+For small float models with the structures PTQ has to get right (Conv
+chains with Relu and Clip(0, 6) that fold into the 8-bit encoding, a
+depthwise conv, a residual Add, a Gemm classifier behind a Reshape, a
+MatMul MLP on rank-3 input with a Sigmoid between), this script:
+
+  1. writes the float model and random calibration (16) and evaluation (8)
+     samples in --calibration-data's layout (one folder per sample, one
+     <input>.npy per graph input);
+  2. for each calibration method, quantizes with `dlc-compile --quantize=int8
+     --emit=qdq-onnx` and compiles the same quantization for each target;
+  3. checks on the evaluation samples that
+     - ONNX Runtime runs the QDQ model dlc wrote, and dlc's artifact agrees
+       with it within one step of the output's 8-bit encoding (the two
+       round intermediate values independently, so a step of difference
+       may appear; more means different arithmetic),
+     - the quantized outputs stay near float (relative RMS error under a
+       bound per model), and
+     - --quant-report's JSON names every quantized layer with finite errors.
+
+  scripts/ptq_tests.py --build build --targets cpu,vulkan,vulkan:+dot8
+
+CUDA targets are compiled only (dlc-compile assembles the PTX with ptxas
+when it is installed); every other target runs here.
+
+Deterministic (fixed seeds); nothing is downloaded. Exits non-zero on the
+first failing check, naming the model, method and target.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "zoo"))
+from common import add_tool_args, find_tools  # noqa: E402
+from targets import split_targets  # noqa: E402
+
+METHODS = ["minmax", "percentile:99.9", "entropy", "mse"]
+
+
+def weight(rng, name, shape, scale=None):
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+    scale = scale or np.sqrt(2.0 / fan_in)
+    return numpy_helper.from_array(
+        (rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def cnn(rng):
+    """Conv-Relu, Conv-Clip(0,6), depthwise Conv-Relu, residual Add, global
+    pool, Reshape to a computed shape, Gemm classifier."""
+    inits = [
+        weight(rng, "w1", [16, 3, 3, 3]), weight(rng, "b1", [16], 0.1),
+        weight(rng, "w2", [16, 16, 1, 1]), weight(rng, "b2", [16], 0.1),
+        weight(rng, "w3", [16, 1, 3, 3]), weight(rng, "b3", [16], 0.1),
+        weight(rng, "w4", [10, 16]), weight(rng, "b4", [10], 0.1),
+        numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+        numpy_helper.from_array(np.array(6.0, np.float32), "six"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2"),
+        helper.make_node("Clip", ["c2", "zero", "six"], ["r2"], name="clip2"),
+        helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], name="dwconv3",
+                         pads=[1, 1, 1, 1], group=16),
+        helper.make_node("Relu", ["c3"], ["r3"], name="relu3"),
+        helper.make_node("Add", ["r3", "r1"], ["sum"], name="residual"),
+        helper.make_node("GlobalAveragePool", ["sum"], ["pool"], name="gap"),
+        helper.make_node("Shape", ["pool"], ["pshape"], name="shape"),
+        helper.make_node("Gather", ["pshape", "zero_s"], ["batch"],
+                         name="batch", axis=0),
+        helper.make_node("Unsqueeze", ["batch", "zero_i"], ["batch1"],
+                         name="batch1"),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["flat_shape"],
+                         name="flat_shape", axis=0),
+        helper.make_node("Reshape", ["pool", "flat_shape"], ["flat"],
+                         name="flatten"),
+        helper.make_node("Gemm", ["flat", "w4", "b4"], ["logits"], name="fc",
+                         transB=1),
+    ]
+    inits += [numpy_helper.from_array(np.array(0, np.int64), "zero_s"),
+              numpy_helper.from_array(np.array([0], np.int64), "zero_i"),
+              numpy_helper.from_array(np.array([-1], np.int64), "minus_one")]
+    graph = helper.make_graph(
+        nodes, "ptq_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])],
+        inits)
+    return graph, {"x": (1, 3, 32, 32)}
+
+
+def mlp(rng):
+    """MatMul + bias Add, Sigmoid, MatMul on a (1, 8, 64) sequence."""
+    inits = [weight(rng, "w1", [64, 128]), weight(rng, "b1", [128], 0.1),
+             weight(rng, "w2", [128, 32])]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+        helper.make_node("Add", ["h", "b1"], ["hb"], name="bias1"),
+        helper.make_node("Sigmoid", ["hb"], ["a"], name="act"),
+        helper.make_node("MatMul", ["a", "w2"], ["y"], name="fc2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "ptq_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 32])],
+        inits)
+    return graph, {"x": (1, 8, 64)}
+
+
+# name -> (builder, largest relative RMS error of the INT8 output vs float)
+MODELS = {"cnn": (cnn, 0.08), "mlp": (mlp, 0.08)}
+
+
+def write_samples(directory, shapes, count, rng):
+    for i in range(count):
+        sample = os.path.join(directory, "%03d" % i)
+        os.makedirs(sample)
+        for name, shape in shapes.items():
+            np.save(os.path.join(sample, name + ".npy"),
+                    rng.standard_normal(shape).astype(np.float32))
+
+
+def output_steps(qdq_path):
+    """The scale of the DequantizeLinear that writes each graph output."""
+    model = onnx.load(qdq_path)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    steps = {}
+    for node in model.graph.node:
+        if node.op_type == "DequantizeLinear":
+            for out in model.graph.output:
+                if node.output[0] == out.name:
+                    steps[out.name] = float(inits[node.input[1]])
+    return steps
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit("FAILED: %s\n%s%s" % (" ".join(cmd), p.stdout,
+                                               p.stderr))
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_tool_args(ap)
+    ap.add_argument("--targets", default="cpu,vulkan,vulkan:+dot8")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--keep", help="work in this folder and keep it")
+    args = ap.parse_args()
+    dlc_compile, dlc_run = find_tools(args)
+    targets = split_targets(args.targets)
+    work = args.keep or tempfile.mkdtemp(prefix="dlc-ptq-")
+    if args.keep and os.path.isdir(work):
+        shutil.rmtree(work)
+    os.makedirs(work, exist_ok=True)
+    checks = 0
+    for name in args.models.split(","):
+        build, bound = MODELS[name]
+        rng = np.random.default_rng(11)
+        graph, shapes = build(rng)
+        model = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        mdir = os.path.join(work, name)
+        os.makedirs(mdir)
+        path = os.path.join(mdir, "model.onnx")
+        onnx.save(model, path)
+        write_samples(os.path.join(mdir, "calib"), shapes, 16, rng)
+        write_samples(os.path.join(mdir, "eval"), shapes, 8, rng)
+        float_session = ort.InferenceSession(
+            path, providers=["CPUExecutionProvider"])
+        evals = sorted(os.listdir(os.path.join(mdir, "eval")))
+        for method in METHODS:
+            tag = method.replace(":", "_")
+            qdq = os.path.join(mdir, tag + ".qdq.onnx")
+            report = os.path.join(mdir, tag + ".json")
+            common = [path, "--quantize=int8",
+                      "--calibration-data=" + os.path.join(mdir, "calib"),
+                      "--calibration-method=" + method]
+            run([dlc_compile] + common + ["--emit=qdq-onnx", "-o", qdq,
+                                          "--quant-report=" + report])
+            rep = json.load(open(report))
+            layers = [l["name"] for l in rep["layers"]]
+            if not layers or any(l["sqnr_db"] is None for l in rep["layers"]):
+                raise SystemExit("FAILED: %s %s: report %s" % (name, method,
+                                                               layers))
+            steps = output_steps(qdq)
+            qdq_session = ort.InferenceSession(
+                qdq, providers=["CPUExecutionProvider"])
+            for target in targets:
+                art = os.path.join(mdir, "%s.%s.dlcx" % (
+                    tag, target.replace(":", "_").replace(",", "_")))
+                run([dlc_compile] + common + ["--target=" + target, "-o",
+                                              art])
+                if target.startswith("cuda"):
+                    # No GPU here: dlc-compile's ptxas run is the check.
+                    print("%-4s %-16s %-14s compiled (PTX assembled by "
+                          "ptxas where installed)" % (name, method, target))
+                    checks += 1
+                    continue
+                worst_step, worst_float = 0.0, 0.0
+                for sample in evals:
+                    sdir = os.path.join(mdir, "eval", sample)
+                    feeds = {n: np.load(os.path.join(sdir, n + ".npy"))
+                             for n in shapes}
+                    odir = os.path.join(mdir, "out", tag, sample)
+                    os.makedirs(odir, exist_ok=True)
+                    cmd = [dlc_run, art, "--output-dir", odir]
+                    for n in shapes:
+                        cmd += ["--input", "%s=%s" % (
+                            n, os.path.join(sdir, n + ".npy"))]
+                    run(cmd)
+                    ort_q = qdq_session.run(None, feeds)
+                    ort_f = float_session.run(None, feeds)
+                    for i, out in enumerate(qdq_session.get_outputs()):
+                        got = np.load(os.path.join(odir, out.name + ".npy"))
+                        diff = np.abs(got - ort_q[i]).max() / steps[out.name]
+                        worst_step = max(worst_step, diff)
+                        ref = ort_f[i].astype(np.float64)
+                        rel = np.sqrt(((got - ref) ** 2).sum() /
+                                      max((ref ** 2).sum(), 1e-30))
+                        worst_float = max(worst_float, rel)
+                status = "ok"
+                if worst_step > 1.0 + 1e-3 or worst_float > bound:
+                    status = "FAILED"
+                print("%-4s %-16s %-14s vs ORT QDQ: %.2f steps  vs float: "
+                      "%.4f rel. RMS  (%d layers)  %s" % (
+                          name, method, target, worst_step, worst_float,
+                          len(layers), status), flush=True)
+                if status != "ok":
+                    raise SystemExit(
+                        "FAILED: %s %s %s: at most 1 step from ONNX Runtime's "
+                        "run of the QDQ model and %.2f relative RMS error "
+                        "from float allowed" % (name, method, target, bound))
+                checks += 1
+    print("%d checks passed" % checks)
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
