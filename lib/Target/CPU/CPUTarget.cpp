@@ -58,6 +58,19 @@ uint64_t isaFeature(const llvm::Triple &triple) {
   }
 }
 
+/// The instruction-set extensions of the artifact's table that `tm` may
+/// use: the CPU driver checks them at load.
+uint64_t extensionFeatures(const llvm::TargetMachine &tm, uint64_t isa) {
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  uint64_t bits = 0;
+#define DLC_EXTENSION(name, bit, extensionIsa, text)                           \
+  if (isa == (extensionIsa) && sti->checkFeatures("+" text))                   \
+    bits |= DLCX_CPU_EXTENSION_MASK(bit);
+  DLCX_CPU_EXTENSIONS(DLC_EXTENSION)
+#undef DLC_EXTENSION
+  return bits;
+}
+
 std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
   static bool initialized = [] {
@@ -301,7 +314,8 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
       return emitError(loc, "the LLVM target cannot emit object files");
     codegen.run(*llvmModule);
   }
-  out.features = isaFeature(llvm::Triple(target.triple));
+  uint64_t isa = isaFeature(llvm::Triple(target.triple));
+  out.features = isa | extensionFeatures(*tm, isa);
   if (relocatable) {
     out.code = object.str().str();
   } else if (failed(linkSharedObject(loc, object.str(), out.code))) {

@@ -64,6 +64,52 @@ typedef enum dlcx_feature_e {
   DLCX_FEATURE_CUDA_CUBIN = 1u << 16,
 } dlcx_feature_t;
 
+/* CPU: instruction-set extensions the code may use (bits 32 to 63 of
+ * target_features; the compiler sets those its target has, the CPU driver
+ * refuses the artifact on a CPU that lacks one, instead of letting the
+ * first kernel fault on an illegal instruction).
+ * X(NAME, bit, ISA bit, name): the name is LLVM's feature name, which is
+ * also what GCC's and Clang's __builtin_cpu_supports call it on x86. */
+#define DLCX_CPU_EXTENSIONS(X)                                                 \
+  DLCX_CPU_EXTENSIONS_X86(X) DLCX_CPU_EXTENSIONS_AARCH64(X)
+#define DLCX_CPU_EXTENSIONS_X86(X)                                             \
+  X(X86_AVX, 32, DLCX_FEATURE_CPU_X86_64, "avx")                               \
+  X(X86_AVX2, 33, DLCX_FEATURE_CPU_X86_64, "avx2")                             \
+  X(X86_FMA, 34, DLCX_FEATURE_CPU_X86_64, "fma")                               \
+  X(X86_F16C, 35, DLCX_FEATURE_CPU_X86_64, "f16c")                             \
+  X(X86_BMI, 36, DLCX_FEATURE_CPU_X86_64, "bmi")                               \
+  X(X86_BMI2, 37, DLCX_FEATURE_CPU_X86_64, "bmi2")                             \
+  X(X86_POPCNT, 38, DLCX_FEATURE_CPU_X86_64, "popcnt")                         \
+  X(X86_SSE42, 39, DLCX_FEATURE_CPU_X86_64, "sse4.2")                          \
+  X(X86_LZCNT, 40, DLCX_FEATURE_CPU_X86_64, "lzcnt")                           \
+  X(X86_MOVBE, 41, DLCX_FEATURE_CPU_X86_64, "movbe")                           \
+  X(X86_AVX512F, 42, DLCX_FEATURE_CPU_X86_64, "avx512f")                       \
+  X(X86_AVX512BW, 43, DLCX_FEATURE_CPU_X86_64, "avx512bw")                     \
+  X(X86_AVX512DQ, 44, DLCX_FEATURE_CPU_X86_64, "avx512dq")                     \
+  X(X86_AVX512VL, 45, DLCX_FEATURE_CPU_X86_64, "avx512vl")                     \
+  X(X86_AVX512CD, 46, DLCX_FEATURE_CPU_X86_64, "avx512cd")                     \
+  X(X86_AVX512VNNI, 47, DLCX_FEATURE_CPU_X86_64, "avx512vnni")                 \
+  X(X86_AVX512VBMI, 48, DLCX_FEATURE_CPU_X86_64, "avx512vbmi")                 \
+  X(X86_AVX512VBMI2, 49, DLCX_FEATURE_CPU_X86_64, "avx512vbmi2")               \
+  X(X86_AVX512BITALG, 50, DLCX_FEATURE_CPU_X86_64, "avx512bitalg")             \
+  X(X86_AVX512VPOPCNTDQ, 51, DLCX_FEATURE_CPU_X86_64, "avx512vpopcntdq")       \
+  X(X86_AVX512IFMA, 52, DLCX_FEATURE_CPU_X86_64, "avx512ifma")                 \
+  X(X86_AVX512BF16, 53, DLCX_FEATURE_CPU_X86_64, "avx512bf16")                 \
+  X(X86_GFNI, 54, DLCX_FEATURE_CPU_X86_64, "gfni")                             \
+  X(X86_VPCLMULQDQ, 55, DLCX_FEATURE_CPU_X86_64, "vpclmulqdq")                 \
+  X(X86_VAES, 56, DLCX_FEATURE_CPU_X86_64, "vaes")                             \
+  X(X86_AVXVNNI, 57, DLCX_FEATURE_CPU_X86_64, "avxvnni")
+#define DLCX_CPU_EXTENSIONS_AARCH64(X)                                         \
+  X(AARCH64_DOTPROD, 58, DLCX_FEATURE_CPU_AARCH64, "dotprod")                  \
+  X(AARCH64_I8MM, 59, DLCX_FEATURE_CPU_AARCH64, "i8mm")                        \
+  X(AARCH64_FULLFP16, 60, DLCX_FEATURE_CPU_AARCH64, "fullfp16")                \
+  X(AARCH64_BF16, 61, DLCX_FEATURE_CPU_AARCH64, "bf16")
+
+/* The target_features bit of extension `bit` in the table above. */
+#define DLCX_CPU_EXTENSION_MASK(bit) ((uint64_t)1 << (bit))
+/* Every bit the table uses. */
+#define DLCX_CPU_EXTENSIONS_ALL ((uint64_t)0x3fffffff << 32)
+
 /* Element types: the one table of them, for the compiler, the runtime and
  * its tools. Numbered as ONNX TensorProto.DataType numbers them.
  * X(NAME, number, short name, long (NumPy) name, bits, kind), kind 'f'

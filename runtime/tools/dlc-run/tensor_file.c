@@ -572,7 +572,7 @@ static void dlc_tp_store(dlc_host_tensor_t *t, uint64_t index, uint64_t bits) {
 int dlc_tensor_decode_proto(const uint8_t *bytes, size_t size,
                             dlc_host_tensor_t *out, char *error,
                             size_t error_size) {
-  dlc_pb_t pb, field_bytes, raw = {NULL, NULL};
+  dlc_pb_t pb, field_bytes = {NULL, NULL}, raw = {NULL, NULL};
   int64_t dims[DLCX_MAX_RANK];
   uint32_t rank = 0, field, wire, typed;
   uint64_t scalar, dtype = 0, values = 0, expected;

@@ -197,6 +197,38 @@ static dlc_status_t dlc_cpu_resolve_static(const dlc_cpu_driver_state_t *state,
                          index, name, (unsigned long)state->symbol_count);
 }
 
+/* Refuses code that uses an instruction-set extension this CPU lacks: its
+ * first kernel would die on an illegal instruction. */
+static dlc_status_t dlc_cpu_check_extensions(uint64_t needed,
+                                             dlc_message_t *message) {
+  uint64_t missing = needed & ~dlc_cpu_host_extensions();
+  char names[256];
+  size_t used = 0;
+  unsigned bit, count = 0;
+  if (!missing)
+    return DLC_OK;
+  names[0] = '\0';
+  for (bit = 32; bit < 64; ++bit) {
+    const char *name;
+    size_t length;
+    if (!(missing & DLCX_CPU_EXTENSION_MASK(bit)))
+      continue;
+    name = dlc_cpu_extension_name(bit);
+    length = strlen(name);
+    if (used + length + 3 < sizeof(names)) {
+      if (count++)
+        names[used++] = ',', names[used++] = ' ';
+      memcpy(names + used, name, length + 1);
+      used += length;
+    }
+  }
+  return dlc_message_set(message, DLC_ERROR_UNSUPPORTED,
+                         "the artifact's code uses %s, which this CPU does "
+                         "not have; compile it for this CPU (--target=cpu) "
+                         "or for a CPU model it has (--cpu=<name>)",
+                         names);
+}
+
 static dlc_status_t dlc_cpu_model_prepare(const dlc_driver_t *driver,
                                           const dlc_allocator_t *allocator,
                                           const dlc_artifact_t *artifact,
@@ -222,11 +254,16 @@ static dlc_status_t dlc_cpu_model_prepare(const dlc_driver_t *driver,
                            "0x%" PRIx64 "), this host is %s",
                            dlc_cpu_isa_name(isa), features,
                            dlc_cpu_isa_name(dlc_cpu_host_isa()));
-  if (features & ~DLC_CPU_ISA_MASK)
+  if (features & ~(DLC_CPU_ISA_MASK | DLCX_CPU_EXTENSIONS_ALL))
     return dlc_message_set(message, DLC_ERROR_UNSUPPORTED,
                            "the artifact needs target features 0x%" PRIx64
                            " that the CPU driver does not know",
-                           features & ~DLC_CPU_ISA_MASK);
+                           features &
+                               ~(DLC_CPU_ISA_MASK | DLCX_CPU_EXTENSIONS_ALL));
+  status =
+      dlc_cpu_check_extensions(features & DLCX_CPU_EXTENSIONS_ALL, message);
+  if (status != DLC_OK)
+    return status;
 
   model =
       (dlc_cpu_model_t *)allocator->alloc(allocator->self, sizeof(*model), 16);

@@ -58,6 +58,54 @@ const char *dlc_cpu_isa_name(uint64_t isa) {
   return isa ? "several ISAs" : "no known ISA";
 }
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+/* The hwcap bits of the extensions (Linux's asm/hwcap.h numbers). */
+#define DLC_HWCAP_FPHP (1ul << 9)
+#define DLC_HWCAP_ASIMDHP (1ul << 10)
+#define DLC_HWCAP_ASIMDDP (1ul << 20)
+#define DLC_HWCAP2_I8MM (1ul << 13)
+#define DLC_HWCAP2_BF16 (1ul << 14)
+#ifndef AT_HWCAP2
+#define AT_HWCAP2 26
+#endif
+#endif
+
+uint64_t dlc_cpu_host_extensions(void) {
+  uint64_t bits = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+#define DLC_X86_EXTENSION(name, bit, isa, text)                                \
+  if (__builtin_cpu_supports(text))                                            \
+    bits |= DLCX_CPU_EXTENSION_MASK(bit);
+  DLCX_CPU_EXTENSIONS_X86(DLC_X86_EXTENSION)
+#undef DLC_X86_EXTENSION
+#elif defined(__aarch64__) && defined(__linux__)
+  unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
+  if (hwcap & DLC_HWCAP_ASIMDDP)
+    bits |= DLCX_CPU_EXTENSION_MASK(58);
+  if (hwcap2 & DLC_HWCAP2_I8MM)
+    bits |= DLCX_CPU_EXTENSION_MASK(59);
+  if ((hwcap & DLC_HWCAP_FPHP) && (hwcap & DLC_HWCAP_ASIMDHP))
+    bits |= DLCX_CPU_EXTENSION_MASK(60);
+  if (hwcap2 & DLC_HWCAP2_BF16)
+    bits |= DLCX_CPU_EXTENSION_MASK(61);
+#else
+  /* No way to ask this system: the artifact is trusted to fit the CPU. */
+  bits = DLCX_CPU_EXTENSIONS_ALL;
+#endif
+  return bits;
+}
+
+const char *dlc_cpu_extension_name(unsigned bit) {
+#define DLC_EXTENSION_NAME(name, number, isa, text)                            \
+  if (bit == (number))                                                         \
+    return text;
+  DLCX_CPU_EXTENSIONS(DLC_EXTENSION_NAME)
+#undef DLC_EXTENSION_NAME
+  return "an unknown extension";
+}
+
 int dlc_cpu_can_load_code(void) { return DLC_HAVE_DLOPEN; }
 
 #if DLC_HAVE_DLOPEN

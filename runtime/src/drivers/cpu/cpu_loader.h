@@ -12,6 +12,11 @@
 uint64_t dlc_cpu_host_isa(void);
 const char *dlc_cpu_isa_name(uint64_t isa);
 
+/* The DLCX_CPU_EXTENSIONS bits this CPU has (all of them where the system
+ * cannot be asked), and the name of extension `bit`. */
+uint64_t dlc_cpu_host_extensions(void);
+const char *dlc_cpu_extension_name(unsigned bit);
+
 /* Whether this build can load code at run time. */
 int dlc_cpu_can_load_code(void);
 
