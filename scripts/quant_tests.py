@@ -294,6 +294,18 @@ def generate(out):
                        16, 32, 10, 10, 3, group=4)
     qgemm_const(out, rng, "test_q_const_qgemm_transb_k130", 3, 130, 50, 1)
     qgemm_const(out, rng, "test_q_const_qgemm_k64", 7, 64, 40, 0)
+    # Output channels or columns that end in a partial block of lanes, at
+    # sizes split into several workgroups (a detector head of 42 channels;
+    # a 1000-class classifier on a batch): once silently wrong in the
+    # lanes past the remainder of every block.
+    qlinear_conv_const(out, rng, "test_q_const_conv_partial_block_1x1", U8, S8,
+                       128, 42, 50, 38, 1)
+    qlinear_conv_const(out, rng, "test_q_const_conv_partial_block_60x30", U8,
+                       S8, 64, 40, 60, 30, 1)
+    qgemm_const(out, rng, "test_q_const_qgemm_partial_block_m1900", 1900, 128,
+                42, 0)
+    qgemm_const(out, rng, "test_q_const_qgemm_partial_block_n1000", 64, 256,
+                1000, 1)
     return sorted(os.listdir(out))
 
 

@@ -69,6 +69,41 @@ func.func @pointwise_channels(%x4: tensor<1x6x5x5xi8>) -> tensor<1x8x5x5xi32> {
 
 // -----
 
+// Six output channels along channels would end in a partial block of 4
+// lanes (see @matmul_partial_block): the convolution keeps its layout
+// (integer multiply-adds) instead.
+// CHECK-LABEL: func.func @pointwise_partial_block
+// CHECK-NOT: dlc.materialize
+// CHECK-NOT: floordiv
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<1x6x5x5xi8>, tensor<6x6x1x1xi8>) outs(%{{.*}} : tensor<1x6x5x5xi32>)
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @pointwise_partial_block(%x4: tensor<1x6x5x5xi8>) -> tensor<1x6x5x5xi32> {
+  %w = arith.constant dense<1> : tensor<1x6x6x1x1xi8>
+  %zx = arith.constant dense<3> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 6, 5, 5] : tensor<1x6x5x5xi8> into tensor<1x1x6x5x5xi8>
+  %e = tensor.empty() : tensor<1x1x6x5x5xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x6x5x5xi32>) -> tensor<1x1x6x5x5xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x1x6x5x5xi8>, tensor<1x6x6x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x6x5x5xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x6x5x5xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x6x5x5xi32> into tensor<1x6x5x5xi32>
+  return %c : tensor<1x6x5x5xi32>
+}
+
+// -----
+
 // A 3x3 convolution whose output rows (16 pixels) fill vectors: along
 // pixels, NCHW out, the filter (F, C/4, KH, KW, 4) broadcast. Signed input
 // bytes get their sign bit flipped (+128), so the zero point -2 becomes
@@ -112,33 +147,33 @@ func.func @pixels_signed(%x4: tensor<1x4x18x18xi8>) -> tensor<1x2x16x16xi32> {
 
 // -----
 
-// Along channels, 6 output channels are padded with zero filters to 8 (two
-// vectors of 4), and the stride-2 window keeps its stride. Unsigned filter
+// Along channels (two vectors of 4 output channels), the stride-2 window
+// keeps its stride. Unsigned filter
 // bytes with zero point 128 are centred: 130 - 128 = 2 per tap, 4 taps,
 // no input zero point: no correction. Without the reshape to (N, M, OH,
 // OW), the result keeps the group dim.
 // CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d1 * 2 + d6, d2 * 2 + d7, d8)>
 // CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d2 floordiv 8, d2 mod 8)>
-// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 * 6 + d2)>
-// CHECK-LABEL: func.func @padded_channels
-// CHECK: arith.constant dense<{{\[\[\[\[\[\[}}2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [0, 0, 0, 0], [0, 0, 0, 0]]]]]]> : tensor<1x1x1x1x8x4xi8>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1 * 8 + d2)>
+// CHECK-LABEL: func.func @strided_channels
+// CHECK: arith.constant dense<2> : tensor<1x1x1x1x8x4xi8>
 // CHECK: linalg.generic {indexing_maps = [#[[X]],
 // CHECK-SAME: outs({{.*}} : tensor<1x3x3x1x8xi32>)
-// CHECK: arith.constant dense<0> : tensor<6xi32>
+// CHECK: arith.constant dense<0> : tensor<8xi32>
 // CHECK: linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]
-// CHECK: return {{.*}} : tensor<1x1x6x3x3xi32>
+// CHECK: return {{.*}} : tensor<1x1x8x3x3xi32>
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 * 2 + d6, d4 * 2 + d7)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 #s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
 #o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-func.func @padded_channels(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x6x3x3xi32> {
-  %w = arith.constant dense<-126> : tensor<1x6x4x1x1xi8>
+func.func @strided_channels(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x3x3xi32> {
+  %w = arith.constant dense<-126> : tensor<1x8x4x1x1xi8>
   %zw = arith.constant dense<-128> : tensor<i8>
   %c0 = arith.constant 0 : i32
-  %e = tensor.empty() : tensor<1x1x6x3x3xi32>
-  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x6x3x3xi32>) -> tensor<1x1x6x3x3xi32>
+  %e = tensor.empty() : tensor<1x1x8x3x3xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x3x3xi32>) -> tensor<1x1x8x3x3xi32>
   %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%x, %w, %zw : tensor<1x1x4x7x7xi8>, tensor<1x6x4x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x6x3x3xi32>) {
+      ins(%x, %w, %zw : tensor<1x1x4x7x7xi8>, tensor<1x8x4x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x3x3xi32>) {
   ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
     %0 = arith.extui %a : i8 to i32
     %1 = arith.extui %b : i8 to i32
@@ -147,8 +182,8 @@ func.func @padded_channels(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x6x3x3xi32> {
     %4 = arith.muli %0, %3 : i32
     %5 = arith.addi %acc, %4 : i32
     linalg.yield %5 : i32
-  } -> tensor<1x1x6x3x3xi32>
-  return %y : tensor<1x1x6x3x3xi32>
+  } -> tensor<1x1x8x3x3xi32>
+  return %y : tensor<1x1x8x3x3xi32>
 }
 
 // -----
@@ -274,21 +309,21 @@ func.func @out_of_range(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x7x7xi32> {
 
 // A matrix product with a constant right operand (here the transpose of a
 // (N, K) constant, as QGemm with transB writes it): a becomes (M, K/4, 4)
-// by a reshape after padding K = 6 to 8, b is packed to (N'/8, K/4, 8, 4)
-// with N = 5 padded to 8, and the result is read back as (M, N) with the
-// correction -2 * 6 (the input's zero point times each column's sum).
-// Without dot products it is left alone.
+// by a reshape after padding K = 6 to 8, b is packed to (N/8, K/4, 8, 4),
+// and the result is read back as (M, N) with the correction -2 * 6 (the
+// input's zero point times each column's sum). Without dot products it is
+// left alone.
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d2, d4)>
 // CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 8, d1 mod 8)>
 // CHECK-LABEL: func.func @matmul
-// CHECK: %[[BP:.*]] = arith.constant dense<{{\[\[\[\[}}1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], {{\[}}[1, 1, 0, 0]
+// CHECK: %[[BP:.*]] = arith.constant dense<{{\[\[\[\[}}1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]], {{\[}}[1, 1, 0, 0]
 // CHECK-SAME: tensor<1x2x8x4xi8>
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0] high[0, 2]
 // CHECK: %[[AP:.*]] = tensor.expand_shape %[[PAD]] {{\[\[}}0], [1, 2]] {{.*}} : tensor<2x8xi8> into tensor<2x2x4xi8>
 // CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[B]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[AP]], %[[BP]] : tensor<2x2x4xi8>, tensor<1x2x8x4xi8>) outs({{.*}} : tensor<2x1x8xi32>)
-// CHECK: %[[CORR:.*]] = arith.constant dense<-12> : tensor<5xi32>
-// CHECK: linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<2x1x8xi32>, tensor<5xi32>)
+// CHECK: %[[CORR:.*]] = arith.constant dense<-12> : tensor<8xi32>
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<2x1x8xi32>, tensor<8xi32>)
 // CHECK-NOT: linalg.transpose
 // NODOT-LABEL: func.func @matmul
 // NODOT: linalg.transpose
@@ -296,7 +331,44 @@ func.func @out_of_range(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x7x7xi32> {
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #s = affine_map<(d0, d1, d2) -> ()>
 #o = affine_map<(d0, d1, d2) -> (d0, d1)>
-func.func @matmul(%a: tensor<2x6xi8>) -> tensor<2x5xi32> {
+func.func @matmul(%a: tensor<2x6xi8>) -> tensor<2x8xi32> {
+  %w = arith.constant dense<1> : tensor<8x6xi8>
+  %za = arith.constant dense<2> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %et = tensor.empty() : tensor<6x8xi8>
+  %wt = linalg.transpose ins(%w : tensor<8x6xi8>) outs(%et : tensor<6x8xi8>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<2x8xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<2x8xi32>) -> tensor<2x8xi32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #s, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wt, %za : tensor<2x6xi8>, tensor<6x8xi8>, tensor<i8>) outs(%init : tensor<2x8xi32>) {
+  ^bb0(%x: i8, %v: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %v : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<2x8xi32>
+  return %y : tensor<2x8xi32>
+}
+
+// -----
+
+// N = 5 columns end in a partial block of 4 lanes: packed, the result would
+// be read as (n floordiv 4, n mod 4), which workgroup tiling slices wrongly
+// for a range of columns that ends inside a block (the lanes past the
+// remainder would be lost in every other block). The product stays as it
+// is, with dot products or without.
+// CHECK-LABEL: func.func @matmul_partial_block
+// CHECK-NOT: floordiv
+// CHECK: linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<2x6xi8>, tensor<6x5xi8>, tensor<i8>) outs(%{{.*}} : tensor<2x5xi32>)
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#s = affine_map<(d0, d1, d2) -> ()>
+#o = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @matmul_partial_block(%a: tensor<2x6xi8>) -> tensor<2x5xi32> {
   %w = arith.constant dense<1> : tensor<5x6xi8>
   %za = arith.constant dense<2> : tensor<i8>
   %c0 = arith.constant 0 : i32

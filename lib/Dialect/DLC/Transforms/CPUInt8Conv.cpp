@@ -515,6 +515,17 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     bool pixels = pixelsFill(k) && stride &&
                   (stride.getValue() == 1 || stride.getValue() == 2);
     int64_t fb = 1, fp = f;
+    // Along channels, the kernel's epilogue reads the convolution's
+    // (block, lane) result as (c floordiv B, c mod B); tiling computes the
+    // slice of a range of c through `mod` from its ends, which is right for
+    // ranges of whole blocks only, and workgroup tiles are static, so a
+    // channel count that ends in a partial block would lose the lanes past
+    // its remainder in every other block. Such convolutions keep their
+    // layout (integer multiply-adds, no dot products).
+    if (!pixels && f % lanes != 0) {
+      rewriteCentered(k);
+      return;
+    }
     if (!pixels) {
       // Output channels in blocks of fb (a register block's width),
       // padded with zero filters to a whole number of vectors.
@@ -723,6 +734,10 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     Location loc = mm.op.getLoc();
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    // As for convolutions along channels (rewriteDot): columns that end
+    // in a partial block stay a plain integer product.
+    if (mm.n % lanes != 0)
+      return;
     int64_t k4 = (mm.k + 3) / 4;
     int64_t np = (mm.n + lanes - 1) / lanes * lanes;
     int64_t fb = np % (2 * lanes) == 0 ? 2 * lanes : lanes;
