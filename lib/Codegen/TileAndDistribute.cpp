@@ -312,6 +312,15 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   plan.workgroupSize = {1, 1, 1};
   int64_t remaining =
       std::clamp<int64_t>(work / std::max<int64_t>(minWork, 1), 1, target);
+  // Output channels that end in a partial block (42 in blocks of 16) are
+  // read back as (c floordiv 16, c mod 16); a tile of all of them would be
+  // sliced through `mod` to the remainder's lanes, and tiles of whole
+  // blocks cannot be static. Such a kernel is not split at all
+  // (dlc-cpu-int8-conv only leaves ones with nothing else to split).
+  if (channels && channels->block > 1 &&
+      extents[channels->loop] > channels->block &&
+      extents[channels->loop] % channels->block != 0)
+    return plan;
   // The loop kernels vectorize, the output's columns (the last parallel
   // loop) or the output channels of a channels-last convolution, keeps
   // tiles of at least kMinColumns iterations. A channels-last convolution

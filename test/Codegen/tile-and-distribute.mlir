@@ -306,6 +306,39 @@ func.func @channels_last_conv(%x: tensor<1x256x9x9xf32>, %w: tensor<2x256x3x3x32
 
 // -----
 
+// 50 output channels in blocks of 32 end in a partial block: a tile of all
+// of them would be sliced through `f mod 32` to lanes 0 to 17 of every
+// block, and tiles of whole blocks cannot be static. The kernel is left
+// whole.
+// CHECK-LABEL: func.func @channels_last_partial_block
+// CHECK-SAME: dlc.grid = array<i64: 1, 1, 1>
+// CHECK-NOT: scf.forall
+#pbx = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#pbw = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (fb, c, kh, kw, fi)>
+#pbo = affine_map<(n, oh, ow, fb, fi, c, kh, kw) -> (n, oh, ow, fb, fi)>
+#pbback = affine_map<(n, f, oh, ow) -> (n, oh, ow, f floordiv 32, f mod 32)>
+#pbid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+func.func @channels_last_partial_block(%x: tensor<1x256x18x18xf32>, %w: tensor<2x256x3x3x32xf32>) -> tensor<1x50x16x16xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x16x2x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x16x2x32xf32>) -> tensor<1x16x16x2x32xf32>
+  %c = linalg.generic {indexing_maps = [#pbx, #pbw, #pbo], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x256x18x18xf32>, tensor<2x256x3x3x32xf32>) outs(%f : tensor<1x16x16x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<1x16x16x2x32xf32>
+  %e2 = tensor.empty() : tensor<1x50x16x16xf32>
+  %r = linalg.generic {indexing_maps = [#pbback, #pbid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x16x16x2x32xf32>) outs(%e2 : tensor<1x50x16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x50x16x16xf32>
+  return %r : tensor<1x50x16x16xf32>
+}
+
+// -----
+
 // The same with 4 input channels innermost for dot products
 // (dlc-cpu-int8-conv): the filter's output channels come before that
 // reduction dim, and the convolution is still split along them.

@@ -389,3 +389,39 @@ func.func @matmul_partial_block(%a: tensor<2x6xi8>) -> tensor<2x5xi32> {
   } -> tensor<2x5xi32>
   return %y : tensor<2x5xi32>
 }
+
+// -----
+
+// One row (a classifier on one image): nothing but the column loop could
+// split it into workgroups, and dlc-tile-and-distribute does not split that
+// into partial blocks, so the product is packed for dot products all the
+// same (N = 5 padded to 8).
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 8, d1 mod 8)>
+// CHECK-LABEL: func.func @gemv_partial_block
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<1x1x8xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]]
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#s = affine_map<(d0, d1, d2) -> ()>
+#o = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @gemv_partial_block(%a: tensor<1x6xi8>) -> tensor<1x5xi32> {
+  %w = arith.constant dense<1> : tensor<5x6xi8>
+  %za = arith.constant dense<2> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %et = tensor.empty() : tensor<6x5xi8>
+  %wt = linalg.transpose ins(%w : tensor<5x6xi8>) outs(%et : tensor<6x5xi8>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<1x5xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x5xi32>) -> tensor<1x5xi32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #s, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wt, %za : tensor<1x6xi8>, tensor<6x5xi8>, tensor<i8>) outs(%init : tensor<1x5xi32>) {
+  ^bb0(%x: i8, %v: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %v : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x5xi32>
+  return %y : tensor<1x5xi32>
+}

@@ -735,8 +735,11 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     Type i8 = b.getI8Type(), i32 = b.getI32Type();
     // As for convolutions along channels (rewriteDot): columns that end
-    // in a partial block stay a plain integer product.
-    if (mm.n % lanes != 0)
+    // in a partial block stay a plain integer product, unless there is one
+    // row (a classifier on one image): then the only loop workgroups could
+    // split is the column loop, which dlc-tile-and-distribute never splits
+    // into partial blocks, so nothing is sliced.
+    if (mm.n % lanes != 0 && mm.m != 1)
       return;
     int64_t k4 = (mm.k + 3) / 4;
     int64_t np = (mm.n + lanes - 1) / lanes * lanes;
