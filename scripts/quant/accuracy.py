@@ -76,6 +76,9 @@ import numpy as np  # noqa: E402  (after the environment check)
 
 import models as M  # noqa: E402
 
+sys.path.append(os.path.join(os.path.dirname(HERE), "zoo"))
+import common as zoo_common  # noqa: E402
+
 DEFAULT_WORK = os.path.expanduser("~/.cache/dlc/quant/work")
 METHODS = ("minmax", "percentile", "entropy", "mse")
 TOP1_MIN = 99.0          # % top-1 agreement, classifiers
@@ -463,22 +466,6 @@ def markdown(rows):
     return "\n".join(lines)
 
 
-def update_doc(path, body):
-    """Replaces the text between the markers of `path` (appending a section
-    with them when they are missing)."""
-    text = open(path).read() if os.path.exists(path) else \
-        "# Quantization\n"
-    block = "%s\n%s\n%s" % (MARK_BEGIN, body, MARK_END)
-    if MARK_BEGIN in text and MARK_END in text:
-        a = text.index(MARK_BEGIN)
-        b = text.index(MARK_END) + len(MARK_END)
-        text = text[:a] + block + text[b:]
-    else:
-        text = text.rstrip("\n") + "\n\n## Accuracy\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-
-
 # ---------------------------------------------------------------------------
 
 
@@ -604,7 +591,8 @@ def main():
              "compiled by dlc." % onnxruntime.__version__)
             if args.stand_in_ort else "Quantizer: dlc-compile --quantize=int8.",
             table))
-        update_doc(args.doc, body)
+        zoo_common.write_marked(args.doc, MARK_BEGIN, MARK_END, body,
+                                "# Quantization\n", "## Accuracy\n\n")
         print("updated %s" % args.doc)
     return 1 if failed else 0
 

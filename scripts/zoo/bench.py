@@ -391,22 +391,6 @@ def report(args, tools, rows, started, load_before):
     return "\n".join(lines)
 
 
-def write_section(path, section, body):
-    """Replaces the text between the section's markers (or appends it)."""
-    begin, end = BEGIN % section, END % section
-    block = "%s\n%s\n%s" % (begin, body, end)
-    text = open(path).read() if os.path.exists(path) else \
-        "# Benchmarks\n\n"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        tail = rest.split(end, 1)[1]
-        text = head + block + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def main():
     p = argparse.ArgumentParser(
         description=__doc__,
@@ -464,7 +448,8 @@ def main():
     body = report(args, tools, rows, started, load_before)
     print(body)
     if args.doc:
-        write_section(args.doc, args.section, body)
+        common.write_marked(args.doc, BEGIN % args.section,
+                            END % args.section, body, "# Benchmarks\n\n")
         print("\nwrote section '%s' of %s" % (args.section, args.doc),
               file=sys.stderr)
     if args.json:

@@ -255,3 +255,22 @@ def human_bytes(n):
             return ("%d %s" % (n, unit)) if unit == "B" else \
                 "%.1f %s" % (n, unit)
         n /= 1024.0
+
+
+# ---------------------------------------------------------------------------
+# Documents
+
+
+def write_marked(path, begin, end, body, new_file="", heading=""):
+    """Puts `body` between the lines `begin` and `end` of the markdown file
+    `path`, replacing what was there. A file without the markers gets them
+    appended (after `heading`); a missing file starts as `new_file`."""
+    block = "%s\n%s\n%s" % (begin, body, end)
+    text = open(path).read() if os.path.exists(path) else new_file
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + heading + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
