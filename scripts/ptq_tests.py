@@ -5,7 +5,8 @@ Runtime as the oracle.
 For small float models with the structures PTQ has to get right (Conv
 chains with Relu and Clip(0, 6) that fold into the 8-bit encoding, a
 depthwise conv, a residual Add, a Gemm classifier behind a Reshape, a
-MatMul MLP on rank-3 input with a Sigmoid between), this script:
+MatMul MLP on rank-3 input with a Sigmoid between; a BatchNormalization
+that must fold into its Conv), this script:
 
   1. writes the float model and random calibration (16) and evaluation (8)
      samples in --calibration-data's layout (one folder per sample, one
@@ -59,13 +60,22 @@ def weight(rng, name, shape, scale=None):
 
 
 def cnn(rng):
-    """Conv-Relu, Conv-Clip(0,6), depthwise Conv-Relu, residual Add, global
-    pool, Reshape to a computed shape, Gemm classifier."""
+    """Conv-Relu, Conv-BatchNormalization-Clip(0,6), depthwise Conv-Relu,
+    residual Add, global pool, Reshape to a computed shape, Gemm
+    classifier."""
     inits = [
         weight(rng, "w1", [16, 3, 3, 3]), weight(rng, "b1", [16], 0.1),
         weight(rng, "w2", [16, 16, 1, 1]), weight(rng, "b2", [16], 0.1),
         weight(rng, "w3", [16, 1, 3, 3]), weight(rng, "b3", [16], 0.1),
         weight(rng, "w4", [10, 16]), weight(rng, "b4", [10], 0.1),
+        numpy_helper.from_array(rng.uniform(0.5, 2.0, 16).astype(np.float32),
+                                "bn_scale"),
+        numpy_helper.from_array(rng.uniform(-0.5, 0.5, 16).astype(np.float32),
+                                "bn_bias"),
+        numpy_helper.from_array(rng.uniform(-0.5, 0.5, 16).astype(np.float32),
+                                "bn_mean"),
+        numpy_helper.from_array(rng.uniform(0.5, 2.0, 16).astype(np.float32),
+                                "bn_var"),
         numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
         numpy_helper.from_array(np.array(6.0, np.float32), "six"),
     ]
@@ -74,7 +84,10 @@ def cnn(rng):
                          pads=[1, 1, 1, 1], strides=[2, 2]),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
         helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2"),
-        helper.make_node("Clip", ["c2", "zero", "six"], ["r2"], name="clip2"),
+        helper.make_node("BatchNormalization",
+                         ["c2", "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                         ["n2"], name="bn2"),
+        helper.make_node("Clip", ["n2", "zero", "six"], ["r2"], name="clip2"),
         helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], name="dwconv3",
                          pads=[1, 1, 1, 1], group=16),
         helper.make_node("Relu", ["c3"], ["r3"], name="relu3"),
@@ -202,6 +215,11 @@ def main():
             if not layers or any(l["sqnr_db"] is None for l in rep["layers"]):
                 raise SystemExit("FAILED: %s %s: report %s" % (name, method,
                                                                layers))
+            folded = [n.op_type for n in onnx.load(qdq).graph.node
+                      if n.op_type == "BatchNormalization"]
+            if folded:
+                raise SystemExit("FAILED: %s %s: BatchNormalization left in "
+                                 "the QDQ model" % (name, method))
             steps = output_steps(qdq)
             qdq_session = ort.InferenceSession(
                 qdq, providers=["CPUExecutionProvider"])

@@ -204,6 +204,42 @@ void collectReads(const onnx::GraphProto &graph,
     ++reads[output.name()];
 }
 
+/// Removes the constants of `graph` that were read (`readBefore`) and are
+/// not any more: as initializers, graph inputs of IR < 4 models, or
+/// Constant nodes.
+void dropUnreadConstants(onnx::GraphProto &graph,
+                         const std::map<std::string, int> &readBefore) {
+  std::map<std::string, int> reads;
+  collectReads(graph, reads);
+  std::set<std::string> dropped;
+  for (const auto &[name, tensor] : constantTensors(graph))
+    if (readBefore.count(name) && !reads.count(name))
+      dropped.insert(name);
+  auto isDropped = [&](const std::string &name) {
+    return dropped.count(name) != 0;
+  };
+  auto *initializers = graph.mutable_initializer();
+  initializers->erase(std::remove_if(initializers->begin(), initializers->end(),
+                                     [&](const onnx::TensorProto &t) {
+                                       return isDropped(t.name());
+                                     }),
+                      initializers->end());
+  auto *inputs = graph.mutable_input();
+  inputs->erase(std::remove_if(inputs->begin(), inputs->end(),
+                               [&](const onnx::ValueInfoProto &v) {
+                                 return isDropped(v.name());
+                               }),
+                inputs->end());
+  auto *nodes = graph.mutable_node();
+  nodes->erase(std::remove_if(nodes->begin(), nodes->end(),
+                              [&](const onnx::NodeProto &n) {
+                                return n.op_type() == "Constant" &&
+                                       n.output_size() == 1 &&
+                                       isDropped(n.output(0));
+                              }),
+               nodes->end());
+}
+
 } // namespace
 
 std::vector<QuantizableLayer>
@@ -564,36 +600,105 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
     *graph.add_node() = std::move(node);
 
   // The constants nothing reads any more (float weights and biases, the
-  // bounds of folded Clips) leave the model: as initializers, graph inputs
-  // of IR < 4 models, or Constant nodes.
-  std::map<std::string, int> reads;
-  collectReads(graph, reads);
-  std::set<std::string> dropped;
-  for (const auto &[name, tensor] : consts)
-    if (readBefore.count(name) && !reads.count(name))
-      dropped.insert(name);
-  auto isDropped = [&](const std::string &name) {
-    return dropped.count(name) != 0;
+  // bounds of folded Clips) leave the model.
+  dropUnreadConstants(graph, readBefore);
+  return success();
+}
+
+FailureOr<int> dlc::foldBatchNormalization(MLIRContext &context,
+                                           onnx::ModelProto &model,
+                                           llvm::StringRef modelName,
+                                           llvm::StringRef baseDir) {
+  Location loc = FileLineColLoc::get(&context, modelName, 0, 0);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  auto consts = constantTensors(graph);
+  std::map<std::string, int> readBefore;
+  collectReads(graph, readBefore);
+  std::map<std::string, int> producer;
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    for (const std::string &o : node.output())
+      producer[o] = static_cast<int>(i);
+  Rewriter rw(model);
+  auto floats = [&](const std::string &name,
+                    int64_t count) -> std::optional<std::vector<float>> {
+    auto it = consts.find(name);
+    if (it == consts.end())
+      return std::nullopt;
+    std::string error;
+    std::optional<std::vector<float>> v =
+        readFloats(*it->second, baseDir, error);
+    if (!v || (count >= 0 && static_cast<int64_t>(v->size()) != count))
+      return std::nullopt;
+    return v;
   };
-  auto *initializers = graph.mutable_initializer();
-  initializers->erase(std::remove_if(initializers->begin(), initializers->end(),
-                                     [&](const onnx::TensorProto &t) {
-                                       return isDropped(t.name());
-                                     }),
-                      initializers->end());
-  auto *inputs = graph.mutable_input();
-  inputs->erase(std::remove_if(inputs->begin(), inputs->end(),
-                               [&](const onnx::ValueInfoProto &v) {
-                                 return isDropped(v.name());
-                               }),
-                inputs->end());
+  std::set<int> removed;
+  int folded = 0;
+  for (auto [i, bn] : llvm::enumerate(*graph.mutable_node())) {
+    if (bn.op_type() != "BatchNormalization" || !isDefaultDomain(bn) ||
+        bn.input_size() != 5 || bn.output_size() != 1 ||
+        intAttr(bn, "training_mode", 0) != 0)
+      continue;
+    auto p = producer.find(bn.input(0));
+    if (p == producer.end() || readBefore[bn.input(0)] != 1)
+      continue;
+    onnx::NodeProto &conv = *graph.mutable_node(p->second);
+    if (conv.op_type() != "Conv" || !isDefaultDomain(conv) ||
+        conv.output_size() != 1 || conv.input_size() < 2)
+      continue;
+    auto w = consts.find(conv.input(1));
+    if (w == consts.end() || w->second->dims_size() < 3)
+      continue;
+    int64_t m = w->second->dims(0);
+    std::optional<std::vector<float>> weight = floats(conv.input(1), -1);
+    std::optional<std::vector<float>> gamma = floats(bn.input(1), m),
+                                      beta = floats(bn.input(2), m),
+                                      mean = floats(bn.input(3), m),
+                                      var = floats(bn.input(4), m);
+    std::optional<std::vector<float>> bias =
+        conv.input_size() > 2 && !conv.input(2).empty()
+            ? floats(conv.input(2), m)
+            : std::vector<float>(m, 0.0f);
+    if (!weight || !gamma || !beta || !mean || !var || !bias)
+      continue;
+    double epsilon = floatAttr(bn, "epsilon", 1e-5);
+    int64_t perChannel = static_cast<int64_t>(weight->size()) / m;
+    std::vector<float> newBias(m);
+    for (int64_t c = 0; c < m; ++c) {
+      double k =
+          (*gamma)[c] / std::sqrt(static_cast<double>((*var)[c]) + epsilon);
+      for (int64_t j = 0; j < perChannel; ++j)
+        (*weight)[c * perChannel + j] =
+            static_cast<float>((*weight)[c * perChannel + j] * k);
+      newBias[c] =
+          static_cast<float>(((*bias)[c] - (*mean)[c]) * k + (*beta)[c]);
+    }
+    std::vector<int64_t> dims(w->second->dims().begin(),
+                              w->second->dims().end());
+    std::string wName = rw.constant<float>(
+        conv.input(1), "_bn_folded", onnx::TensorProto::FLOAT, dims, *weight);
+    std::string bName = rw.constant<float>(
+        conv.input_size() > 2 && !conv.input(2).empty() ? conv.input(2)
+                                                        : conv.output(0),
+        "_bn_folded_bias", onnx::TensorProto::FLOAT, {m}, newBias);
+    conv.set_input(1, wName);
+    if (conv.input_size() > 2)
+      conv.set_input(2, bName);
+    else
+      conv.add_input(bName);
+    conv.set_output(0, bn.output(0));
+    removed.insert(static_cast<int>(i));
+    ++folded;
+  }
+  if (!folded)
+    return 0;
   auto *nodes = graph.mutable_node();
+  int index = 0;
   nodes->erase(std::remove_if(nodes->begin(), nodes->end(),
-                              [&](const onnx::NodeProto &n) {
-                                return n.op_type() == "Constant" &&
-                                       n.output_size() == 1 &&
-                                       isDropped(n.output(0));
+                              [&](const onnx::NodeProto &) {
+                                return removed.count(index++) != 0;
                               }),
                nodes->end());
-  return success();
+  (void)loc;
+  dropUnreadConstants(graph, readBefore);
+  return folded;
 }

@@ -89,6 +89,17 @@ mlir::LogicalResult rewriteToQDQ(mlir::MLIRContext &context,
                                  const llvm::StringMap<Encoding> &encodings,
                                  std::vector<RewrittenLayer> &rewritten);
 
+/// Folds every BatchNormalization that is the only reader of a Conv with
+/// constant weights into that Conv (new weights and bias), in place, so
+/// that what gets quantized is the activation the network computes with,
+/// not a tensor whose channels BatchNormalization would rescale (its
+/// channels' ranges differ by orders of magnitude before it, and one
+/// per-tensor encoding cannot serve them all). Returns how many it folded.
+mlir::FailureOr<int> foldBatchNormalization(mlir::MLIRContext &context,
+                                            onnx::ModelProto &model,
+                                            llvm::StringRef modelName,
+                                            llvm::StringRef baseDir);
+
 } // namespace dlc
 
 #endif // DLC_LIB_QUANTIZATION_QDQREWRITE_H

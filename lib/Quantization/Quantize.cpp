@@ -349,6 +349,8 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
 }
 
 LogicalResult Quantizer::run() {
+  if (failed(foldBatchNormalization(context, model, modelName, baseDir)))
+    return failure();
   std::vector<std::string> unmatched;
   std::vector<std::string> keep = options.keepFloat;
   std::vector<QuantizableLayer> layers =
