@@ -16,6 +16,11 @@ imported.
   scripts/zoo/bench.py --build build
   scripts/zoo/bench.py --build build --threads 1,2 --targets cpu,vulkan
   scripts/zoo/bench.py --build build --doc docs/benchmarks.md --section cpu
+  scripts/zoo/bench.py --build build --quantize --models mobilenetv2,resnet18
+
+With --quantize, dlc's own post-training quantization of each float model
+(dlc-compile --quantize=int8) runs against ONNX Runtime on the model
+quantize_static made of it (the zoo's qdq_ twin).
 """
 
 import argparse
@@ -210,6 +215,21 @@ def ort_only(args, ort):
         for k in ("p50", "p90", "p99")}}
 
 
+def calibration_data(args, entry, samples=8):
+    """A --calibration-data folder of the manifest's inputs (seeds 1 to
+    `samples`; the checked run uses seed 0)."""
+    import numpy as np
+    root = os.path.join(args.work, entry["name"], "calibration")
+    bound = common.bound_inputs(entry)
+    for seed in range(1, samples + 1):
+        sample = os.path.join(root, "%03d" % seed)
+        os.makedirs(sample, exist_ok=True)
+        for name, a in common.make_inputs(entry, seed).items():
+            if name not in bound:
+                np.save(os.path.join(sample, name + ".npy"), a)
+    return root
+
+
 def compile_model(args, dlc_compile, entry, target, inputs):
     tdir = os.path.join(args.work, entry["name"],
                         common.target_dir_name(target))
@@ -220,6 +240,9 @@ def compile_model(args, dlc_compile, entry, target, inputs):
     cmd = [dlc_compile, os.path.join(args.models_dir, entry["file"]),
            "--target=" + target, "-o", artifact, "--stats"]
     cmd += common.compile_flags(entry, inputs)
+    if args.quantize:
+        cmd += ["--quantize=int8",
+                "--calibration-data=" + calibration_data(args, entry)]
     rc, out, err, secs = check.run(cmd, args.timeout)
     info = common.parse_stats(err + out)
     info["compile_wall_s"] = secs
@@ -261,6 +284,14 @@ def bench_model(args, tools, entry, targets, thread_counts):
     inputs, refs = check.prepare_model(entry, args.models_dir, args.work)
     dlc_inputs = common.run_inputs(entry, inputs)
     model_path = os.path.join(args.models_dir, entry["file"])
+    name = entry["name"]
+    if args.quantize:
+        # dlc's quantization of the float model against ONNX Runtime's:
+        # the zoo's quantize_static twin, where there is one.
+        twin = os.path.join(args.models_dir, "qdq_" + entry["file"])
+        if os.path.exists(twin):
+            model_path = twin
+        name = "ptq:" + name
     workers = {}
 
     def worker(n):
@@ -274,20 +305,23 @@ def bench_model(args, tools, entry, targets, thread_counts):
             artifact, info, error = compile_model(args, dlc_compile, entry,
                                                   target, inputs)
             status = error
-            if artifact and not args.no_verify:
+            if artifact and args.quantize:
+                status = "int8, not compared with float"
+            elif artifact and not args.no_verify:
                 status = verify(args, dlc_run, entry, artifact, dlc_inputs,
                                 refs, target)
             configs = thread_counts if target.startswith("cpu") else \
                 [thread_counts[0]]
             for n in configs:
-                row = {"model": entry["name"], "target": target,
+                row = {"model": name, "target": target,
                        "threads": n if target.startswith("cpu") else None,
                        "ort_threads": n, "onnx_nodes": entry["nodes"],
                        "status": status or "ok", **info}
                 print("  %s %s threads=%s ..." % (entry["name"], target, n),
                       file=sys.stderr, flush=True)
                 ort = worker(n)
-                if artifact and (status == "ok" or args.bench_mismatches):
+                if artifact and (status == "ok" or args.bench_mismatches or
+                                 args.quantize):
                     try:
                         row.update(bench_config(args, dlc_run, artifact,
                                                 dlc_inputs, row["threads"],
@@ -412,6 +446,12 @@ def main():
                         "%(default)s)")
     p.add_argument("--ort-no-spin", action="store_true",
                    help="disable ORT's thread-pool spinning")
+    p.add_argument("--quantize", action="store_true",
+                   help="compile the float models with dlc-compile "
+                        "--quantize=int8 (calibrated on 8 samples of their "
+                        "manifest inputs) and run ONNX Runtime on their "
+                        "quantize_static twins (qdq_<model>) where the zoo "
+                        "has one; outputs are not compared")
     p.add_argument("--no-verify", action="store_true",
                    help="skip the correctness check before timing")
     p.add_argument("--bench-mismatches", action="store_true",
