@@ -22,7 +22,12 @@ that must fold into its Conv), this script:
        bound per model), and
      - --quant-report's JSON names every quantized layer with finite errors.
 
-  scripts/ptq_tests.py --build build --targets cpu,vulkan,vulkan:+dot8
+  scripts/ptq_tests.py --build build --targets cpu,vulkan,vulkan:+dot8 \\
+      --zoo mobilenetv2
+
+--zoo adds models of the zoo (MobileNetV2: 53 quantized layers) with the
+minmax and entropy methods, calibrated on their manifest's input
+distributions.
 
 CUDA targets are compiled only (dlc-compile assembles the PTX with ptxas
 when it is installed); every other target runs here.
@@ -50,6 +55,18 @@ from common import add_tool_args, find_tools  # noqa: E402
 from targets import split_targets  # noqa: E402
 
 METHODS = ["minmax", "percentile:99.9", "entropy", "mse"]
+
+
+# Known failures, by (model, target): the run must fail with this text (a
+# pass is reported as unexpected, so that the fix gets recorded here).
+EXPECTED_FAILURES = {
+    # The last convolution's requantization, the global average pool and
+    # the classifier's QGemm form one kernel whose invocations each pool
+    # all 1280 channels: 76852 loop iterations, past lavapipe's 65535 (the
+    # driver refuses it at load, naming the kernel).
+    ("zoo:mobilenetv2", "vulkan:+dot8"):
+        "Vulkan device 'llvmpipe",
+}
 
 
 def weight(rng, name, shape, scale=None):
@@ -148,6 +165,36 @@ def write_samples(directory, shapes, count, rng):
                     rng.standard_normal(shape).astype(np.float32))
 
 
+def zoo_model(name, mdir):
+    """A float model of the zoo with calibration (8) and evaluation (4)
+    samples drawn from its manifest's input distributions: its path,
+    input shapes, dlc-compile flags and the error bound against float."""
+    import common as zoo_common
+    import models as zoo_models
+    manifest = zoo_models.ensure_models(names=[name])
+    entry = manifest["models"][name]
+    path = os.path.join(manifest["dir"], entry["file"])
+    for split, seeds in (("calib", range(1, 9)), ("eval", range(100, 104))):
+        for seed in seeds:
+            sample = os.path.join(mdir, split, "%03d" % seed)
+            os.makedirs(sample)
+            for n, a in zoo_common.make_inputs(entry, seed).items():
+                np.save(os.path.join(sample, n + ".npy"), a)
+    shapes = {spec["name"]: spec["shape"] for spec in entry["inputs"]}
+    flags = ["--input-shape=" + pin for pin in entry["input_shape_pins"]]
+    return path, shapes, flags, 0.1
+
+
+# The largest difference from ONNX Runtime's run of the QDQ model, in steps
+# of the output's encoding. Two runs round each intermediate tensor on
+# their own (integer kernels here, float kernels on dequantized weights on
+# targets without dot products), so a step of difference may appear; in a
+# deep network one intermediate step can grow by the output (the zoo's
+# MobileNetV2 without dot products: 2 steps). A wrong kernel is off by
+# tens to hundreds.
+MAX_STEPS = {"small": 1.0, "zoo": 3.0}
+
+
 def output_steps(qdq_path):
     """The scale of the DequantizeLinear that writes each graph output."""
     model = onnx.load(qdq_path)
@@ -161,12 +208,45 @@ def output_steps(qdq_path):
     return steps
 
 
-def run(cmd):
+class RunFailed(Exception):
+    pass
+
+
+def run(cmd, expected_failure=None):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        raise SystemExit("FAILED: %s\n%s%s" % (" ".join(cmd), p.stdout,
-                                               p.stderr))
+        message = "%s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr)
+        if expected_failure and expected_failure in p.stdout + p.stderr:
+            raise RunFailed(message)
+        raise SystemExit("FAILED: " + message)
     return p
+
+
+def compare(dlc_run, art, mdir, tag, evals, shapes, qdq_session,
+            float_session, steps, expected):
+    """Runs `art` on the evaluation samples: the largest difference from
+    ONNX Runtime's run of the QDQ model in output steps, and the largest
+    relative RMS error against float."""
+    worst_step, worst_float = 0.0, 0.0
+    for sample in evals:
+        sdir = os.path.join(mdir, "eval", sample)
+        feeds = {n: np.load(os.path.join(sdir, n + ".npy")) for n in shapes}
+        odir = os.path.join(mdir, "out", tag, sample)
+        os.makedirs(odir, exist_ok=True)
+        cmd = [dlc_run, art, "--output-dir", odir]
+        for n in shapes:
+            cmd += ["--input", "%s=%s" % (n, os.path.join(sdir, n + ".npy"))]
+        run(cmd, expected)
+        ort_q = qdq_session.run(None, feeds)
+        ort_f = float_session.run(None, feeds)
+        for i, out in enumerate(qdq_session.get_outputs()):
+            got = np.load(os.path.join(odir, out.name + ".npy"))
+            worst_step = max(worst_step,
+                             np.abs(got - ort_q[i]).max() / steps[out.name])
+            ref = ort_f[i].astype(np.float64)
+            worst_float = max(worst_float, np.sqrt(
+                ((got - ref) ** 2).sum() / max((ref ** 2).sum(), 1e-30)))
+    return worst_step, worst_float
 
 
 def main():
@@ -175,6 +255,10 @@ def main():
     add_tool_args(ap)
     ap.add_argument("--targets", default="cpu,vulkan,vulkan:+dot8")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--zoo", default="",
+                    help="zoo models to quantize too (scripts/zoo/models.py "
+                         "generates them), with the minmax and entropy "
+                         "methods")
     ap.add_argument("--keep", help="work in this folder and keep it")
     args = ap.parse_args()
     dlc_compile, dlc_run = find_tools(args)
@@ -183,31 +267,38 @@ def main():
     if args.keep and os.path.isdir(work):
         shutil.rmtree(work)
     os.makedirs(work, exist_ok=True)
-    checks = 0
-    for name in args.models.split(","):
-        build, bound = MODELS[name]
-        rng = np.random.default_rng(11)
-        graph, shapes = build(rng)
-        model = helper.make_model(graph, opset_imports=[
-            helper.make_opsetid("", 13)])
-        model.ir_version = 8
-        onnx.checker.check_model(model)
-        mdir = os.path.join(work, name)
+    checks = expected_failures = 0
+    names = [n for n in args.models.split(",") if n]
+    names += ["zoo:" + n for n in args.zoo.split(",") if n]
+    for name in names:
+        mdir = os.path.join(work, name.replace(":", "_"))
         os.makedirs(mdir)
-        path = os.path.join(mdir, "model.onnx")
-        onnx.save(model, path)
-        write_samples(os.path.join(mdir, "calib"), shapes, 16, rng)
-        write_samples(os.path.join(mdir, "eval"), shapes, 8, rng)
+        rng = np.random.default_rng(11)
+        methods, flags = METHODS, []
+        if name.startswith("zoo:"):
+            path, shapes, flags, bound = zoo_model(name[4:], mdir)
+            methods = ["minmax", "entropy"]
+        else:
+            build, bound = MODELS[name]
+            graph, shapes = build(rng)
+            model = helper.make_model(graph, opset_imports=[
+                helper.make_opsetid("", 13)])
+            model.ir_version = 8
+            onnx.checker.check_model(model)
+            path = os.path.join(mdir, "model.onnx")
+            onnx.save(model, path)
+            write_samples(os.path.join(mdir, "calib"), shapes, 16, rng)
+            write_samples(os.path.join(mdir, "eval"), shapes, 8, rng)
         float_session = ort.InferenceSession(
             path, providers=["CPUExecutionProvider"])
         evals = sorted(os.listdir(os.path.join(mdir, "eval")))
-        for method in METHODS:
+        for method in methods:
             tag = method.replace(":", "_")
             qdq = os.path.join(mdir, tag + ".qdq.onnx")
             report = os.path.join(mdir, tag + ".json")
             common = [path, "--quantize=int8",
                       "--calibration-data=" + os.path.join(mdir, "calib"),
-                      "--calibration-method=" + method]
+                      "--calibration-method=" + method] + flags
             run([dlc_compile] + common + ["--emit=qdq-onnx", "-o", qdq,
                                           "--quant-report=" + report])
             rep = json.load(open(report))
@@ -234,30 +325,25 @@ def main():
                           "ptxas where installed)" % (name, method, target))
                     checks += 1
                     continue
+                expected = EXPECTED_FAILURES.get((name, target))
                 worst_step, worst_float = 0.0, 0.0
-                for sample in evals:
-                    sdir = os.path.join(mdir, "eval", sample)
-                    feeds = {n: np.load(os.path.join(sdir, n + ".npy"))
-                             for n in shapes}
-                    odir = os.path.join(mdir, "out", tag, sample)
-                    os.makedirs(odir, exist_ok=True)
-                    cmd = [dlc_run, art, "--output-dir", odir]
-                    for n in shapes:
-                        cmd += ["--input", "%s=%s" % (
-                            n, os.path.join(sdir, n + ".npy"))]
-                    run(cmd)
-                    ort_q = qdq_session.run(None, feeds)
-                    ort_f = float_session.run(None, feeds)
-                    for i, out in enumerate(qdq_session.get_outputs()):
-                        got = np.load(os.path.join(odir, out.name + ".npy"))
-                        diff = np.abs(got - ort_q[i]).max() / steps[out.name]
-                        worst_step = max(worst_step, diff)
-                        ref = ort_f[i].astype(np.float64)
-                        rel = np.sqrt(((got - ref) ** 2).sum() /
-                                      max((ref ** 2).sum(), 1e-30))
-                        worst_float = max(worst_float, rel)
+                try:
+                    worst_step, worst_float = compare(
+                        dlc_run, art, mdir, tag, evals, shapes, qdq_session,
+                        float_session, steps, expected)
+                except RunFailed:
+                    print("%-4s %-16s %-14s fails as expected (%s)" % (
+                        name, method, target, expected), flush=True)
+                    expected_failures += 1
+                    continue
+                if expected:
+                    raise SystemExit(
+                        "UNEXPECTED PASS: %s %s %s: remove it from "
+                        "EXPECTED_FAILURES" % (name, method, target))
                 status = "ok"
-                if worst_step > 1.0 + 1e-3 or worst_float > bound:
+                max_steps = MAX_STEPS["zoo" if name.startswith("zoo:")
+                                      else "small"]
+                if worst_step > max_steps + 1e-3 or worst_float > bound:
                     status = "FAILED"
                 print("%-4s %-16s %-14s vs ORT QDQ: %.2f steps  vs float: "
                       "%.4f rel. RMS  (%d layers)  %s" % (
@@ -265,11 +351,13 @@ def main():
                           len(layers), status), flush=True)
                 if status != "ok":
                     raise SystemExit(
-                        "FAILED: %s %s %s: at most 1 step from ONNX Runtime's "
-                        "run of the QDQ model and %.2f relative RMS error "
-                        "from float allowed" % (name, method, target, bound))
+                        "FAILED: %s %s %s: at most %g steps from ONNX "
+                        "Runtime's run of the QDQ model and %.2f relative RMS "
+                        "error from float allowed" % (name, method, target,
+                                                      max_steps, bound))
                 checks += 1
-    print("%d checks passed" % checks)
+    print("%d checks passed, %d failed as expected" % (checks,
+                                                       expected_failures))
     if not args.keep:
         shutil.rmtree(work)
 
