@@ -59,14 +59,7 @@ METHODS = ["minmax", "percentile:99.9", "entropy", "mse"]
 
 # Known failures, by (model, target): the run must fail with this text (a
 # pass is reported as unexpected, so that the fix gets recorded here).
-EXPECTED_FAILURES = {
-    # The last convolution's requantization, the global average pool and
-    # the classifier's QGemm form one kernel whose invocations each pool
-    # all 1280 channels: 76852 loop iterations, past lavapipe's 65535 (the
-    # driver refuses it at load, naming the kernel).
-    ("zoo:mobilenetv2", "vulkan:+dot8"):
-        "Vulkan device 'llvmpipe",
-}
+EXPECTED_FAILURES = {}
 
 
 def weight(rng, name, shape, scale=None):

@@ -366,3 +366,56 @@ func.func @materialized_operand(%a: tensor<8x4xf32>, %b: tensor<8x16xf32>) -> te
   %m = linalg.matmul ins(%t, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %m : tensor<4x16xf32>
 }
+
+// -----
+
+// An integer matrix product with a zero point as a third input is no
+// upstream contraction, but two of its inputs walk the reduced dim: it is
+// heavy, and the reduction before it (a global pool) stays a kernel of its
+// own instead of joining it (every invocation of the product would pool
+// again).
+// CHECK-LABEL: func @integer_matmul_zero_point
+// CHECK: %[[R:.*]] = dlc.dispatch(%arg0)
+// CHECK:   arith.trunci
+// CHECK:   dlc.yield
+// CHECK: %[[M:.*]] = dlc.dispatch(%[[R]], %arg1)
+// CHECK:   arith.muli
+// CHECK:   dlc.yield
+// CHECK: return %[[M]]
+#px = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#po = affine_map<(d0, d1, d2) -> (d0, d1)>
+#pe = affine_map<(d0, d1) -> (d0, d1)>
+#ma = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mb = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mz = affine_map<(d0, d1, d2) -> ()>
+#mo = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @integer_matmul_zero_point(%x: tensor<1x8x49xi32>, %b: tensor<8x4xi8>) -> tensor<1x4xi32> {
+  %c0 = arith.constant 0 : i32
+  %z = arith.constant dense<3> : tensor<i8>
+  %e = tensor.empty() : tensor<1x8xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x8xi32>) -> tensor<1x8xi32>
+  %s = linalg.generic {indexing_maps = [#px, #po], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<1x8x49xi32>) outs(%f : tensor<1x8xi32>) {
+  ^bb0(%v: i32, %acc: i32):
+    %0 = arith.addi %acc, %v : i32
+    linalg.yield %0 : i32
+  } -> tensor<1x8xi32>
+  %e8 = tensor.empty() : tensor<1x8xi8>
+  %a = linalg.generic {indexing_maps = [#pe, #pe], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<1x8xi32>) outs(%e8 : tensor<1x8xi8>) {
+  ^bb0(%v: i32, %o: i8):
+    %0 = arith.trunci %v : i32 to i8
+    linalg.yield %0 : i8
+  } -> tensor<1x8xi8>
+  %em = tensor.empty() : tensor<1x4xi32>
+  %fm = linalg.fill ins(%c0 : i32) outs(%em : tensor<1x4xi32>) -> tensor<1x4xi32>
+  %m = linalg.generic {indexing_maps = [#ma, #mb, #mz, #mo], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b, %z : tensor<1x8xi8>, tensor<8x4xi8>, tensor<i8>) outs(%fm : tensor<1x4xi32>) {
+  ^bb0(%va: i8, %vb: i8, %vz: i8, %acc: i32):
+    %0 = arith.extsi %va : i8 to i32
+    %1 = arith.extsi %vz : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %vb : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x4xi32>
+  return %m : tensor<1x4xi32>
+}

@@ -55,6 +55,22 @@ OpKind classify(Operation *op) {
     return OpKind::Heavy;
   if (isAllParallel(linalgOp))
     return OpKind::Cheap;
+  // Two inputs that both walk a reduced dim are multiplied together: a
+  // contraction that upstream does not recognize as one (an integer matrix
+  // product or 1x1 convolution with zero points as a third input).
+  unsigned reducing = 0;
+  for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+    AffineMap map = linalgOp.getMatchingIndexingMap(input);
+    for (unsigned d = 0; d < linalgOp.getNumLoops(); ++d)
+      if (linalgOp.getIteratorTypesArray()[d] ==
+              utils::IteratorType::reduction &&
+          map.isFunctionOfDim(d)) {
+        ++reducing;
+        break;
+      }
+  }
+  if (reducing >= 2)
+    return OpKind::Heavy;
   // A reduction whose maps are plain projections is a statistics reduction;
   // anything with windows (d0 + d1) is treated like a convolution.
   for (AffineMap map : linalgOp.getIndexingMapsArray())
