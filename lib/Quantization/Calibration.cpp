@@ -130,7 +130,6 @@ HostModel::compile(MLIRContext &context, const onnx::ModelProto &model,
 
   std::unique_ptr<HostModel> host(new HostModel);
   host->context = &context;
-  host->name = modelName.str();
   llvm::Expected<TargetDescription> target = TargetDescription::parse("cpu");
   if (!target)
     return emitError(loc, "cannot describe this machine's CPU: ")
@@ -138,26 +137,29 @@ HostModel::compile(MLIRContext &context, const onnx::ModelProto &model,
   CompileOptions options;
   options.target = *target;
   options.importOptions = importOptions;
+  std::string artifact;
   {
-    llvm::raw_string_ostream os(host->artifact);
+    llvm::raw_string_ostream os(artifact);
     if (failed(compileONNXModel(context, copy, modelName, options, os)))
       return emitError(loc, "cannot compile the float model for "
                             "calibration on this machine's CPU (see above)");
   }
   // The runtime uses weights in place and wants them aligned.
-  host->storage.reset(new uint8_t[host->artifact.size() + DLCX_ALIGNMENT]);
+  size_t size = artifact.size();
+  host->storage.reset(new uint8_t[size + DLCX_ALIGNMENT]);
   uint8_t *aligned = host->storage.get();
   aligned +=
       (DLCX_ALIGNMENT - reinterpret_cast<uintptr_t>(aligned) % DLCX_ALIGNMENT) %
       DLCX_ALIGNMENT;
-  std::memcpy(aligned, host->artifact.data(), host->artifact.size());
+  std::memcpy(aligned, artifact.data(), size);
+  std::string().swap(artifact);
   auto runtimeError = [&](llvm::StringRef what, const char *message) {
     return emitError(loc, "calibration: ") << what << ": " << message;
   };
   if (dlc_context_create(nullptr, &host->runtime) != DLC_OK)
     return emitError(loc, "calibration: cannot create a runtime context");
-  if (dlc_model_load_memory(host->runtime, aligned, host->artifact.size(),
-                            nullptr, &host->loaded) != DLC_OK)
+  if (dlc_model_load_memory(host->runtime, aligned, size, nullptr,
+                            &host->loaded) != DLC_OK)
     return runtimeError("cannot load the calibration model",
                         dlc_context_message(host->runtime));
   dlc_session_options_t sessionOptions = {};

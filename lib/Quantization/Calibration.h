@@ -77,9 +77,7 @@ private:
     std::vector<uint8_t> raw; ///< non-float inputs and outputs
   };
   mlir::MLIRContext *context = nullptr;
-  std::string name;
-  std::string artifact; ///< owned, aligned copy lives in `storage`
-  std::unique_ptr<uint8_t[]> storage;
+  std::unique_ptr<uint8_t[]> storage; ///< the artifact, aligned inside
   dlc_context_t *runtime = nullptr;
   dlc_model_t *loaded = nullptr;
   dlc_session_t *session = nullptr;

@@ -605,11 +605,8 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
   return success();
 }
 
-FailureOr<int> dlc::foldBatchNormalization(MLIRContext &context,
-                                           onnx::ModelProto &model,
-                                           llvm::StringRef modelName,
-                                           llvm::StringRef baseDir) {
-  Location loc = FileLineColLoc::get(&context, modelName, 0, 0);
+int dlc::foldBatchNormalization(onnx::ModelProto &model,
+                                llvm::StringRef baseDir) {
   onnx::GraphProto &graph = *model.mutable_graph();
   auto consts = constantTensors(graph);
   std::map<std::string, int> readBefore;
@@ -698,7 +695,6 @@ FailureOr<int> dlc::foldBatchNormalization(MLIRContext &context,
                                 return removed.count(index++) != 0;
                               }),
                nodes->end());
-  (void)loc;
   dropUnreadConstants(graph, readBefore);
   return folded;
 }

@@ -95,10 +95,7 @@ mlir::LogicalResult rewriteToQDQ(mlir::MLIRContext &context,
 /// not a tensor whose channels BatchNormalization would rescale (its
 /// channels' ranges differ by orders of magnitude before it, and one
 /// per-tensor encoding cannot serve them all). Returns how many it folded.
-mlir::FailureOr<int> foldBatchNormalization(mlir::MLIRContext &context,
-                                            onnx::ModelProto &model,
-                                            llvm::StringRef modelName,
-                                            llvm::StringRef baseDir);
+int foldBatchNormalization(onnx::ModelProto &model, llvm::StringRef baseDir);
 
 } // namespace dlc
 

@@ -349,8 +349,7 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
 }
 
 LogicalResult Quantizer::run() {
-  if (failed(foldBatchNormalization(context, model, modelName, baseDir)))
-    return failure();
+  foldBatchNormalization(model, baseDir);
   std::vector<std::string> unmatched;
   std::vector<std::string> keep = options.keepFloat;
   std::vector<QuantizableLayer> layers =
