@@ -2,6 +2,8 @@
 # Sets up, builds and runs every dlc test: lit (compiler passes, frontend,
 # diagnostics), C++ unit tests, the runtime's C tests (plain, under
 # ASan/UBSan and valgrind, the concurrent sessions under ThreadSanitizer),
+# the compiler under ASan/UBSan with its asserts (lit, unit, node tests of
+# every operator family, fuzzing),
 # the ONNX backend node tests against their
 # expectations, end-to-end model checks against ONNX Runtime, and the
 # formatting check. This is what CI runs (.ci/run).
@@ -34,6 +36,28 @@ if [ ! -f "$tsan/build.ninja" ]; then
 fi
 ninja -C "$tsan" -j"${DLC_JOBS:-$(nproc)}"
 ctest --test-dir "$tsan" --output-on-failure -R 'dlc_runtime\.runtime$'
+
+# The compiler once more under AddressSanitizer + UndefinedBehaviorSanitizer
+# with its asserts on: lit, the unit tests, a subset of the node tests on the
+# CPU, and a short run of the compiler fuzzers (scripts/fuzz_compiler.sh) on
+# the ONNX backend test models and mutants of them.
+# The node tests: a few of every operator family, control flow, recurrent
+# layers and the quantized operators included (about 370 of the 1615).
+sanitized_node_tests='^test_(conv_|convtranspose|gemm_|matmul|maxpool_2d|'\
+'averagepool_2d|globalaveragepool|softmax_axis|reduce_sum_|reduce_mean_|'\
+'resize_upsample|gather_|slice|concat|transpose|layer_normalization_2d|'\
+'batchnorm|cast_FLOAT_to|quantizelinear|dequantizelinear|qlinearconv|'\
+'qlinearmatmul|einsum|lstm|gru|rnn|if|loop|scan|where|expand|pad|topk|'\
+'split_|argmax|cumsum|erf|gelu|instancenorm|lrn|depthtospace|nonzero|range|'\
+'tile|clip|relu|sigmoid|add|mul|div|pow)'
+"$root/scripts/build.sh" --sanitize
+sanitize="$build/sanitize"
+"$sanitize/bin/dlc-unittests" --gtest_brief=1
+"${LLVM_LIT:-/usr/lib/llvm-22/bin/lit}" -sv "$sanitize/test"
+"${DLC_VENV:-$HOME/.cache/dlc/venv}/bin/python" "$root/scripts/node_tests.py" \
+  --build "$sanitize" --targets cpu --jobs "${DLC_JOBS:-$(nproc)}" \
+  --filter "$sanitized_node_tests"
+"$root/scripts/fuzz_compiler.sh" --time 45
 
 ctest --test-dir "$build" --output-on-failure -j"${DLC_JOBS:-$(nproc)}"
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

@@ -8,6 +8,7 @@
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 #include "dlc/Target/Artifact.h"
 #include "dlc/Target/KernelBinary.h"
+#include "dlc/Target/PassOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -143,7 +144,7 @@ namespace {
 LogicalResult runPipeline(ModuleOp module,
                           llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(dlc::applyCommandLinePassOptions(pm)))
     return failure();
   build(pm);
   return pm.run(module);

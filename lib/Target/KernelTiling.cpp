@@ -1,6 +1,7 @@
 //===- KernelTiling.cpp - the target-independent part of codegen ----------===//
 
 #include "dlc/Target/KernelBinary.h"
+#include "dlc/Target/PassOptions.h"
 
 #include "dlc/Codegen/Passes.h"
 
@@ -88,7 +89,7 @@ LogicalResult dlc::runKernelTilingPipeline(ModuleOp module,
                                            const TargetDescription &target,
                                            std::vector<KernelInfo> &kernels) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(dlc::applyCommandLinePassOptions(pm)))
     return failure();
   buildKernelTilingPipeline(pm, target);
   if (failed(pm.run(module)))

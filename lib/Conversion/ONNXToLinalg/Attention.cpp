@@ -268,7 +268,8 @@ LogicalResult convertRotaryEmbedding(NodeRewriter &rw) {
                    Twine(headSize) + "); it is " + Twine(dim));
   int64_t half = dim / 2;
   RankedTensorType cosType = rw.inputType(1);
-  if (cosType.getDimSize(cosType.getRank() - 1) != half ||
+  if (cosType.getRank() == 0 ||
+      cosType.getDimSize(cosType.getRank() - 1) != half ||
       rw.inputType(2).getShape() != cosType.getShape())
     return rw.fail("cos_cache and sin_cache must have the same shape, "
                    "ending in rotary_embedding_dim / 2 (" +

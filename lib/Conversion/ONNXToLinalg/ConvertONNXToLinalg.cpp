@@ -484,9 +484,16 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     nextOp = node->getNextNode();
     toErase.push_back(node);
     if (!rw.getForwarded().empty() || node.getNumResults() == 0) {
-      for (auto [result, v] :
-           llvm::zip_equal(node.getOutputs(), rw.getForwarded()))
-        mapped[result] = v;
+      // A node may list more outputs than its handler forwards (a fuzzed
+      // Identity with two): fine while the model reads none of them.
+      ArrayRef<Value> forwarded = rw.getForwarded();
+      for (auto [i, result] : llvm::enumerate(node.getOutputs())) {
+        if (i < forwarded.size())
+          mapped[result] = forwarded[i];
+        else if (!result.use_empty())
+          return rw.fail("output " + Twine(i) +
+                         " is used by the model but dlc does not compute it");
+      }
       continue;
     }
     if (rw.getResults().empty())

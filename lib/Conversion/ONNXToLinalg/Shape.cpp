@@ -618,6 +618,8 @@ LogicalResult convertSlice(NodeRewriter &rw) {
     return failure();
   auto type = rw.inputType(0);
   int64_t rank = type.getRank();
+  if (rank == 0)
+    return rw.fail("data is a scalar; Slice needs rank 1 or more");
   SmallVector<int64_t> starts, ends, axes, steps;
   if (rw.version() < 10) {
     if (!rw.hasAttr("starts") || !rw.hasAttr("ends"))

@@ -471,9 +471,16 @@ FailureOr<WindowParams> dlc::resolveWindow(NodeRewriter &rw,
     return rw.fail("strides, dilations and pads must have " + Twine(n) + ", " +
                    Twine(n) + " and " + Twine(2 * n) + " entries for " +
                    Twine(n) + " spatial dims");
+  // Bounded so that the window arithmetic below cannot overflow.
+  constexpr int64_t kMaxWindow = int64_t(1) << 31;
   for (size_t i = 0; i < n; ++i) {
     if (p.strides[i] < 1 || p.dilations[i] < 1)
       return rw.fail("strides and dilations must be positive");
+    if (p.strides[i] > kMaxWindow || p.dilations[i] > kMaxWindow ||
+        kernel[i] > kMaxWindow || pads[i] > kMaxWindow ||
+        pads[i + n] > kMaxWindow)
+      return rw.fail("kernel_shape, strides, dilations and pads must be at "
+                     "most 2^31");
     if (pads[i] < 0 || pads[i + n] < 0)
       return rw.fail("pads must not be negative");
   }

@@ -10,6 +10,7 @@
 #include "dlc/Dialect/DLC/IR/DLC.h"
 #include "dlc/Frontend/ONNX/ModelProto.h"
 
+#include "ShapeInferenceGuard.h"
 #include "dlc/Dialect/ONNX/IR/ONNX.h"
 #include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 
@@ -194,11 +195,19 @@ FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
            failure();
   if (!tensor.has_shape())
     return Type(UnrankedTensorType::get(elementType));
-  SmallVector<int64_t> shape;
-  for (const ::onnx::TensorShapeProto_Dimension &dim : tensor.shape().dim())
+  SmallVector<int64_t> shape, staticDims;
+  for (const ::onnx::TensorShapeProto_Dimension &dim : tensor.shape().dim()) {
     shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
                         ? dim.dim_value()
                         : ShapedType::kDynamic);
+    if (!ShapedType::isDynamic(shape.back()))
+      staticDims.push_back(shape.back());
+  }
+  if (dlc::boundedElementCount(staticDims) < 0)
+    return emitError(fileLoc)
+               << what << " has shape " << shapeToString(shape)
+               << ": more than 2^48 elements, beyond what dlc supports",
+           failure();
   return Type(RankedTensorType::get(shape, elementType));
 }
 
@@ -217,6 +226,11 @@ static bool mustBePositive(StringRef op, StringRef attr) {
     return false;
   return attr == "strides" || attr == "dilations" || attr == "kernel_shape" ||
          attr == "group";
+}
+
+/// Attributes that ONNX's shape inference uses as counts of leading dims.
+static bool mustBeNonNegative(StringRef op, StringRef attr) {
+  return op == "GatherND" && attr == "batch_dims";
 }
 
 LogicalResult ModelImporter::validateGraph() {
@@ -247,6 +261,32 @@ LogicalResult ModelImporter::validateNodes(::onnx::GraphProto &graph,
     if (!outputs.insert(vi.name()).second)
       return emitError(fileLoc)
              << what << " has two outputs named '" << vi.name() << "'";
+  // Declared shapes within kMaxTensorElements: ONNX's shape inference
+  // computes with them unchecked (a dim of 2^63-1 crashed it).
+  auto tooLarge = [&](auto dims, const std::string &name) -> LogicalResult {
+    SmallVector<int64_t> known;
+    for (int64_t d : dims)
+      if (d >= 0)
+        known.push_back(d);
+    if (dlc::boundedElementCount(known) >= 0)
+      return success();
+    return emitError(fileLoc)
+           << what << " declares '" << name
+           << "' with more than 2^48 elements, beyond what dlc supports";
+  };
+  for (const ::onnx::TensorProto &t : graph.initializer())
+    if (failed(tooLarge(t.dims(), t.name())))
+      return failure();
+  for (auto *list : {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const ::onnx::ValueInfoProto &vi : *list) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+        continue;
+      SmallVector<int64_t> dims;
+      for (const auto &d : vi.type().tensor_type().shape().dim())
+        dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      if (failed(tooLarge(dims, vi.name())))
+        return failure();
+    }
   for (auto [index, node] : llvm::enumerate(*graph.mutable_node())) {
     if (failed(checkAgainstSchema(node, index)))
       return failure();
@@ -279,6 +319,10 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
   header += "): ";
   auto error = [&]() { return emitError(loc) << header; };
   for (const ::onnx::AttributeProto &attr : node.attribute()) {
+    if (mustBeNonNegative(node.op_type(), attr.name()) &&
+        attr.type() == ::onnx::AttributeProto::INT && attr.i() < 0)
+      return error() << "attribute '" << attr.name()
+                     << "' must not be negative, but is " << attr.i();
     if (!mustBePositive(node.op_type(), attr.name()))
       continue;
     if (attr.type() == ::onnx::AttributeProto::INTS) {
@@ -550,8 +594,8 @@ LogicalResult ModelImporter::runShapeInference() {
     ::onnx::ShapeInferenceOptions inferenceOptions(/*check_type=*/false,
                                                    /*error_mode=*/0,
                                                    /*data_prop=*/true);
-    ::onnx::shape_inference::InferShapes(
-        model, ::onnx::OpSchemaRegistry::Instance(), inferenceOptions);
+    ::onnx::shape_inference::InferShapes(model, dlc::guardedSchemaRegistry(),
+                                         inferenceOptions);
   } catch (const std::exception &e) {
     return emitError(fileLoc, "ONNX shape inference rejects the model: ")
            << e.what();
@@ -691,9 +735,10 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
                  << "tensor '" << tensor.name() << "' has negative dim " << d,
              failure();
     shape.push_back(d);
-    if (d != 0 && numElements > INT64_MAX / d)
-      return emitError(loc)
-                 << "tensor '" << tensor.name() << "' has too many elements",
+    if (d != 0 && numElements > dlc::kMaxTensorElements / d)
+      return emitError(loc) << "tensor '" << tensor.name()
+                            << "' has more than 2^48 elements, beyond what "
+                               "dlc supports",
              failure();
     numElements *= d;
   }
@@ -1207,4 +1252,14 @@ OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
   if (failed(readONNXFile(context, path, *model)))
     return nullptr;
   return importONNXModel(context, *model, path, options);
+}
+
+int64_t dlc::boundedElementCount(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d != 0 && n > dlc::kMaxTensorElements / d))
+      return -1;
+    n *= d;
+  }
+  return n <= dlc::kMaxTensorElements ? n : -1;
 }

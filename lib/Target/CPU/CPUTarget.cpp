@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Target/KernelBinary.h"
+#include "dlc/Target/PassOptions.h"
 
 #include "dlc/Codegen/Passes.h"
 
@@ -268,7 +269,7 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
     return emitError(loc, error);
 
   PassManager lower(module.getContext(), ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(lower)))
+  if (failed(dlc::applyCommandLinePassOptions(lower)))
     return failure();
   buildCPULoweringPipeline(lower, target, *tm);
   if (failed(lower.run(module)))

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Target/KernelBinary.h"
+#include "dlc/Target/PassOptions.h"
 
 #include "dlc/Codegen/Passes.h"
 
@@ -120,7 +121,7 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
   if (out.kernels.empty())
     return success();
   PassManager pm(ctx, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(dlc::applyCommandLinePassOptions(pm)))
     return failure();
   pm.addPass(createGPUOutlineKernels());
   // int8 contractions take four bytes a step through dp4a (every supported

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dlc/Target/KernelBinary.h"
+#include "dlc/Target/PassOptions.h"
 
 #include "dlc/Codegen/Passes.h"
 
@@ -130,7 +131,7 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
       failed(rejectLargePrivateMemory(module, target)))
     return failure();
   PassManager pm(ctx, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
+  if (failed(dlc::applyCommandLinePassOptions(pm)))
     return failure();
   GPUOutlineKernelsOptions outline;
   outline.modulePerKernel = true;
@@ -165,7 +166,7 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   });
 
   PassManager lower(ctx, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(lower)))
+  if (failed(dlc::applyCommandLinePassOptions(lower)))
     return failure();
   std::string pipeline =
       "map-memref-spirv-storage-class{client-api=vulkan}, "

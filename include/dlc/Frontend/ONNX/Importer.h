@@ -19,6 +19,16 @@
 
 namespace dlc {
 
+/// The most elements a tensor may have (2^48: 1 PiB of float32, far beyond
+/// any model for an edge device). Every static shape the importer accepts is
+/// within it, so that element counts, byte sizes and index arithmetic on
+/// them cannot overflow int64_t; a larger one is refused by name.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
+
+/// The product of `shape`'s dims, or -1 if it exceeds kMaxTensorElements
+/// (dynamic dims, which are negative, are not allowed here).
+int64_t boundedElementCount(llvm::ArrayRef<int64_t> shape);
+
 struct ONNXImportOptions {
   /// Shapes that pin the dims of graph inputs, by input name. Every entry
   /// gives the full shape; it must agree with the static dims of the model.

@@ -1,0 +1,157 @@
+//===- ShapeInferenceGuard.cpp - ranks checked before ONNX's inference ----===//
+//
+// The ONNX library's shape inference functions trust the ranks of their
+// inputs in some operator versions: Gemm before opset 13 reads dim 1 of B
+// whatever B's rank, so a 1-D B reads past the end of the dims and crashes
+// the compiler (found by dlc-fuzz-compile-structured); its data propagation
+// functions read input types without checking that they are known. The
+// importer hands the library a schema registry of its own: it returns the
+// library's schemas, with the inference and data propagation functions of
+// the operators listed here wrapped by a check of the input ranks they
+// assume, and every data propagation function skipped for a node with an
+// untyped input.
+// A node that fails the check gets no inferred type (the library's
+// non-strict mode moves on), and dlc's handler for the operator reports it
+// by name when it legalizes the node.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeInferenceGuard.h"
+
+#include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace {
+
+/// What an operator's inference functions assume about one input's rank,
+/// in every version the library has: within [minRank, maxRank], equal to
+/// input `sameRankAs`'s rank (when that is known), and, when `axis` names
+/// an attribute, that attribute within [-rank, rank).
+struct RankRule {
+  const char *opType;
+  unsigned input;
+  int minRank;
+  int maxRank;
+  int sameRankAs = -1;
+  const char *axis = nullptr;
+};
+
+constexpr int kAnyRank = 1 << 30;
+
+// Found by fuzzing the compiler (tools/dlc-fuzz); each entry names the
+// library code that indexes dims without a check.
+constexpr RankRule kRankRules[] = {
+    // Gemm-1..11: dim(transA ? 1 : 0) of A and dim(transB ? 0 : 1) of B.
+    {"Gemm", 0, 2, 2},
+    {"Gemm", 1, 2, 2},
+    // convPoolShapeInference and convTransposeShapeInference read W's dims
+    // for every spatial dim of X.
+    {"Conv", 1, 0, kAnyRank, 0},
+    {"ConvInteger", 1, 0, kAnyRank, 0},
+    {"ConvTranspose", 1, 0, kAnyRank, 0},
+    {"QLinearConv", 3, 0, kAnyRank, 0},
+    // LayerNormalization-17 reads X's dims up to `axis` unchecked.
+    {"LayerNormalization", 0, 0, kAnyRank, -1, "axis"},
+};
+
+/// The rank of input `index` when the context knows it, else -1.
+int knownRank(const onnx::TypeProto *type) {
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
+    return -1;
+  return type->tensor_type().shape().dim_size();
+}
+
+/// Throws ONNX's inference error if an input of a node of `opType` has a
+/// rank the library's functions do not expect.
+template <typename Context>
+void checkRanks(const std::string &opType, Context &ctx) {
+  for (const RankRule &rule : kRankRules) {
+    if (opType != rule.opType || rule.input >= ctx.getNumInputs())
+      continue;
+    int rank = knownRank(ctx.getInputType(rule.input));
+    if (rank < 0)
+      continue;
+    if (rank < rule.minRank || rank > rule.maxRank)
+      fail_shape_inference(opType, " input ", rule.input, " has rank ", rank,
+                           "; expected ", rule.minRank, " to ", rule.maxRank);
+    if (rule.sameRankAs >= 0 &&
+        static_cast<size_t>(rule.sameRankAs) < ctx.getNumInputs()) {
+      int other = knownRank(ctx.getInputType(rule.sameRankAs));
+      if (other >= 0 && other != rank)
+        fail_shape_inference(opType, " input ", rule.input, " has rank ", rank,
+                             "; input ", rule.sameRankAs, " has ", other);
+    }
+    if (rule.axis)
+      if (const onnx::AttributeProto *attr = ctx.getAttribute(rule.axis))
+        if (attr->i() < -rank || attr->i() >= rank)
+          fail_shape_inference(opType, " attribute ", rule.axis, " is ",
+                               attr->i(), " for rank ", rank);
+  }
+}
+
+bool hasRule(const std::string &opType) {
+  for (const RankRule &rule : kRankRules)
+    if (opType == rule.opType)
+      return true;
+  return false;
+}
+
+class GuardedRegistry final : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key,
+                                  const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion,
+                                                      domain);
+    if (!schema || !domain.empty() ||
+        (!hasRule(key) && !schema->GetDataPropagationFunction()))
+      return schema;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<onnx::OpSchema> &guarded =
+        schemas[{key, schema->SinceVersion()}];
+    if (!guarded) {
+      guarded = std::make_unique<onnx::OpSchema>(*schema);
+      onnx::InferenceFunction infer =
+          schema->GetTypeAndShapeInferenceFunction();
+      guarded->TypeAndShapeInferenceFunction(
+          [key, infer](onnx::InferenceContext &ctx) {
+            checkRanks(key, ctx);
+            infer(ctx);
+          });
+      if (onnx::DataPropagationFunction propagate =
+              schema->GetDataPropagationFunction())
+        guarded->PartialDataPropagationFunction(
+            [key, propagate](onnx::DataPropagationContext &ctx) {
+              // Propagation is optional; the library's functions read their
+              // inputs' types without checking that they are known (Shape
+              // of an untyped value crashed it).
+              for (size_t i = 0; i < ctx.getNumInputs(); ++i)
+                if (!ctx.getInputType(i))
+                  return;
+              checkRanks(key, ctx);
+              propagate(ctx);
+            });
+    }
+    return guarded.get();
+  }
+
+private:
+  mutable std::mutex mutex;
+  mutable std::map<std::tuple<std::string, int>,
+                   std::unique_ptr<onnx::OpSchema>>
+      schemas;
+};
+
+} // namespace
+
+const onnx::ISchemaRegistry *dlc::guardedSchemaRegistry() {
+  static GuardedRegistry registry;
+  return &registry;
+}
