@@ -32,6 +32,8 @@
 #include "mlir/IR/AffineMap.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace dlc;
 
@@ -717,6 +719,12 @@ LogicalResult convertRecurrent(NodeRewriter &rw) {
   int64_t steps = xShape[layout == 0 ? 0 : 1];
   int64_t batch = xShape[layout == 0 ? 1 : 0];
   int64_t input = xShape[2];
+  // The sequence lengths become one i32 per batch entry.
+  constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
+  if (batch < 1 || batch > kMaxI32 || steps < 0 || steps > kMaxI32)
+    return rw.fail("X's batch and sequence dims must be in [1, 2^31) and "
+                   "[0, 2^31); X is " +
+                   str(xShape));
   ArrayRef<int64_t> rShape = rw.inputType(2).getShape();
   if (rShape.size() != 3)
     return rw.fail("R must have rank 3; it is " + str(rShape));

@@ -195,15 +195,12 @@ FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
            failure();
   if (!tensor.has_shape())
     return Type(UnrankedTensorType::get(elementType));
-  SmallVector<int64_t> shape, staticDims;
-  for (const ::onnx::TensorShapeProto_Dimension &dim : tensor.shape().dim()) {
+  SmallVector<int64_t> shape;
+  for (const ::onnx::TensorShapeProto_Dimension &dim : tensor.shape().dim())
     shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
                         ? dim.dim_value()
                         : ShapedType::kDynamic);
-    if (!ShapedType::isDynamic(shape.back()))
-      staticDims.push_back(shape.back());
-  }
-  if (dlc::boundedElementCount(staticDims) < 0)
+  if (dlc::boundedElementCount(shape) < 0)
     return emitError(fileLoc)
                << what << " has shape " << shapeToString(shape)
                << ": more than 2^48 elements, beyond what dlc supports",
@@ -263,27 +260,42 @@ LogicalResult ModelImporter::validateNodes(::onnx::GraphProto &graph,
              << what << " has two outputs named '" << vi.name() << "'";
   // Declared shapes within kMaxTensorElements: ONNX's shape inference
   // computes with them unchecked (a dim of 2^63-1 crashed it).
-  auto tooLarge = [&](auto dims, const std::string &name) -> LogicalResult {
-    SmallVector<int64_t> known;
-    for (int64_t d : dims)
-      if (d >= 0)
-        known.push_back(d);
-    if (dlc::boundedElementCount(known) >= 0)
+  auto tooLarge = [&](ArrayRef<int64_t> dims,
+                      const std::string &name) -> LogicalResult {
+    if (dlc::boundedElementCount(dims) >= 0)
       return success();
     return emitError(fileLoc)
            << what << " declares '" << name
            << "' with more than 2^48 elements, beyond what dlc supports";
   };
-  for (const ::onnx::TensorProto &t : graph.initializer())
-    if (failed(tooLarge(t.dims(), t.name())))
+  for (const ::onnx::TensorProto &t : graph.initializer()) {
+    ArrayRef<int64_t> dims(t.dims().data(), t.dims_size());
+    for (int64_t d : dims)
+      if (d < 0)
+        return emitError(fileLoc) << what << " declares initializer '"
+                                  << t.name() << "' with negative dim " << d;
+    if (failed(tooLarge(dims, t.name())))
       return failure();
-  for (auto *list : {&graph.input(), &graph.output(), &graph.value_info()})
-    for (const ::onnx::ValueInfoProto &vi : *list) {
+  }
+  // A negative dim in a value's type is how some exporters write an
+  // unknown one, and how the rest of the importer reads it; ONNX's shape
+  // inference would compute with it (a dim of -3 crashed it), so it is
+  // made unknown here.
+  for (auto *list : {graph.mutable_input(), graph.mutable_output(),
+                     graph.mutable_value_info()})
+    for (::onnx::ValueInfoProto &vi : *list) {
       if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
         continue;
       SmallVector<int64_t> dims;
-      for (const auto &d : vi.type().tensor_type().shape().dim())
-        dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      for (::onnx::TensorShapeProto_Dimension &d : *vi.mutable_type()
+                                                        ->mutable_tensor_type()
+                                                        ->mutable_shape()
+                                                        ->mutable_dim()) {
+        if (d.has_dim_value() && d.dim_value() < 0)
+          d.clear_dim_value();
+        if (d.has_dim_value())
+          dims.push_back(d.dim_value());
+      }
       if (failed(tooLarge(dims, vi.name())))
         return failure();
     }
@@ -323,6 +335,13 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
         attr.type() == ::onnx::AttributeProto::INT && attr.i() < 0)
       return error() << "attribute '" << attr.name()
                      << "' must not be negative, but is " << attr.i();
+    // Scan's shape inference sizes vectors by it (2^32 + 1 ran it out of
+    // memory).
+    if (node.op_type() == "Scan" && attr.name() == "num_scan_inputs" &&
+        attr.type() == ::onnx::AttributeProto::INT &&
+        (attr.i() < 1 || attr.i() > node.input_size()))
+      return error() << "attribute 'num_scan_inputs' is " << attr.i()
+                     << " for a node with " << node.input_size() << " inputs";
     if (!mustBePositive(node.op_type(), attr.name()))
       continue;
     if (attr.type() == ::onnx::AttributeProto::INTS) {
@@ -727,21 +746,18 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
                           << dtypeName(tensor.data_type())
                           << ", which dlc does not support",
            failure();
-  SmallVector<int64_t> shape;
-  int64_t numElements = 1;
-  for (int64_t d : tensor.dims()) {
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  for (int64_t d : shape)
     if (d < 0)
       return emitError(loc)
                  << "tensor '" << tensor.name() << "' has negative dim " << d,
              failure();
-    shape.push_back(d);
-    if (d != 0 && numElements > dlc::kMaxTensorElements / d)
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has more than 2^48 elements, beyond what "
-                               "dlc supports",
-             failure();
-    numElements *= d;
-  }
+  int64_t numElements = dlc::boundedElementCount(shape);
+  if (numElements < 0)
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has more than 2^48 elements, beyond what "
+                             "dlc supports",
+           failure();
   auto type = RankedTensorType::get(shape, elementType);
   if (tensor.data_location() == ::onnx::TensorProto::EXTERNAL)
     return importExternalTensor(tensor, type, loc);
@@ -1257,9 +1273,11 @@ OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
 int64_t dlc::boundedElementCount(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0 || (d != 0 && n > dlc::kMaxTensorElements / d))
+    if (d < 0)
+      continue;
+    if (d != 0 && n > dlc::kMaxTensorElements / d)
       return -1;
     n *= d;
   }
-  return n <= dlc::kMaxTensorElements ? n : -1;
+  return n;
 }

@@ -56,6 +56,16 @@ constexpr RankRule kRankRules[] = {
     {"ConvInteger", 1, 0, kAnyRank, 0},
     {"ConvTranspose", 1, 0, kAnyRank, 0},
     {"QLinearConv", 3, 0, kAnyRank, 0},
+    // RNNShapeInference reads dims of X, W and R whatever their ranks.
+    {"RNN", 0, 3, 3},
+    {"RNN", 1, 3, 3},
+    {"RNN", 2, 3, 3},
+    {"GRU", 0, 3, 3},
+    {"GRU", 1, 3, 3},
+    {"GRU", 2, 3, 3},
+    {"LSTM", 0, 3, 3},
+    {"LSTM", 1, 3, 3},
+    {"LSTM", 2, 3, 3},
     // LayerNormalization-17 reads X's dims up to `axis` unchecked.
     {"LayerNormalization", 0, 0, kAnyRank, -1, "axis"},
 };

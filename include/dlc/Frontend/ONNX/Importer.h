@@ -25,8 +25,8 @@ namespace dlc {
 /// them cannot overflow int64_t; a larger one is refused by name.
 constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
 
-/// The product of `shape`'s dims, or -1 if it exceeds kMaxTensorElements
-/// (dynamic dims, which are negative, are not allowed here).
+/// The product of `shape`'s known dims (negative ones, dynamic or unknown,
+/// are left out), or -1 if it exceeds kMaxTensorElements.
 int64_t boundedElementCount(llvm::ArrayRef<int64_t> shape);
 
 struct ONNXImportOptions {
