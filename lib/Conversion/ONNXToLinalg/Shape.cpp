@@ -22,6 +22,7 @@
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -422,10 +423,16 @@ LogicalResult convertDepthToSpace(NodeRewriter &rw) {
   std::string mode = rw.version() < 11 ? "DCR" : rw.getString("mode", "DCR");
   int64_t n = type.getDimSize(0), c = type.getDimSize(1),
           h = type.getDimSize(2), w = type.getDimSize(3), s = *bs;
-  if (c % (s * s) != 0)
+  // A fuzzed blocksize of 2^32 + 1 overflowed these products.
+  int64_t s2, hs, ws;
+  if (llvm::MulOverflow(s, s, s2) || llvm::MulOverflow(h, s, hs) ||
+      llvm::MulOverflow(w, s, ws))
+    return rw.fail("blocksize " + Twine(s) + " is too large for input " +
+                   shapeStr(type.getShape()));
+  if (c % s2 != 0)
     return rw.fail("channels (" + Twine(c) + ") must be divisible by " +
-                   "blocksize^2 (" + Twine(s * s) + ")");
-  SmallVector<int64_t> result = {n, c / (s * s), h * s, w * s};
+                   "blocksize^2 (" + Twine(s2) + ")");
+  SmallVector<int64_t> result = {n, c / s2, hs, ws};
   if (mode == "DCR")
     return reshapeTransposeReshape(rw, {n, s, s, c / (s * s), h, w},
                                    {0, 3, 4, 1, 5, 2}, result);
@@ -450,9 +457,12 @@ LogicalResult convertSpaceToDepth(NodeRewriter &rw) {
   if (h % s != 0 || w % s != 0)
     return rw.fail("height and width (" + Twine(h) + ", " + Twine(w) +
                    ") must be divisible by blocksize " + Twine(s));
+  int64_t cs, css;
+  if (llvm::MulOverflow(c, s, cs) || llvm::MulOverflow(cs, s, css))
+    return rw.fail("blocksize " + Twine(s) + " is too large for input " +
+                   shapeStr(type.getShape()));
   return reshapeTransposeReshape(rw, {n, c, h / s, s, w / s, s},
-                                 {0, 3, 5, 1, 2, 4},
-                                 {n, c * s * s, h / s, w / s});
+                                 {0, 3, 5, 1, 2, 4}, {n, css, h / s, w / s});
 }
 
 //===--- concat, split, slice ---------------------------------------------===//

@@ -1271,13 +1271,14 @@ OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
 }
 
 int64_t dlc::boundedElementCount(ArrayRef<int64_t> shape) {
+  // Zero dims do not excuse the others: code multiplies partial products.
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0)
+    if (d <= 0)
       continue;
-    if (d != 0 && n > dlc::kMaxTensorElements / d)
+    if (n > dlc::kMaxTensorElements / d)
       return -1;
     n *= d;
   }
-  return n;
+  return llvm::is_contained(shape, 0) ? 0 : n;
 }

@@ -26,7 +26,8 @@ namespace dlc {
 constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
 
 /// The product of `shape`'s known dims (negative ones, dynamic or unknown,
-/// are left out), or -1 if it exceeds kMaxTensorElements.
+/// are left out), or -1 if the product of its nonzero known dims exceeds
+/// kMaxTensorElements.
 int64_t boundedElementCount(llvm::ArrayRef<int64_t> shape);
 
 struct ONNXImportOptions {
