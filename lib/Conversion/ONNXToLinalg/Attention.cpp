@@ -151,14 +151,20 @@ LogicalResult convertAttention(NodeRewriter &rw) {
                     {bias, e.scalar(qElem, 0), e.scalar(qElem, negInf)});
   }
   if (rw.getInt("is_causal", 0)) {
-    // -inf above the diagonal, shifted right by the past length.
-    SmallVector<Attribute> causal;
-    for (int64_t i = 0; i < seq; ++i)
-      for (int64_t j = 0; j < total; ++j)
-        causal.push_back(scalarAttr(qElem, j > past + i ? negInf : 0.0));
-    auto type = RankedTensorType::get({seq, total}, qElem);
-    Value triangle =
-        createConstant(e.b(), rw.loc(), DenseElementsAttr::get(type, causal));
+    // -inf above the diagonal, shifted right by the past length: key j is
+    // masked for query i when j > past + i. Computed from two ranges rather
+    // than stored (seq x total values; a fuzzed 2^20 x 2^20 ran the compiler
+    // out of memory).
+    Value rows = e.node(
+        "Reshape", 14,
+        {e.node("Range", 11,
+                {e.scalarInt(past), e.scalarInt(past + seq), e.scalarInt(1)}),
+         e.ints({seq, 1})});
+    Value cols = e.node("Range", 11,
+                        {e.scalarInt(0), e.scalarInt(total), e.scalarInt(1)});
+    Value triangle = e.node("Where", 16,
+                            {e.node("Greater", 13, {cols, rows}),
+                             e.scalar(qElem, negInf), e.scalar(qElem, 0)});
     bias = bias ? e.node("Add", 14, {bias, triangle}) : triangle;
   }
   if (rw.hasInput(6)) {

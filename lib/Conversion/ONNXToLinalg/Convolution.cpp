@@ -19,7 +19,9 @@
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineMap.h"
+#include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -631,23 +633,22 @@ Value buildWindowReduction(
       .getResult(0);
 }
 
-/// The number of taps of each window that count for the average, per
-/// output position along one dim: taps inside [lowLimit, highLimit) of the
-/// unpadded coordinates.
-SmallVector<int64_t> tapCounts(int64_t out, int64_t stride, int64_t dilation,
-                               int64_t kernel, int64_t padLow, int64_t lowLimit,
-                               int64_t highLimit) {
-  SmallVector<int64_t> counts;
-  for (int64_t o = 0; o < out; ++o) {
-    int64_t count = 0;
-    for (int64_t k = 0; k < kernel; ++k) {
-      int64_t pos = o * stride - padLow + k * dilation;
-      count += pos >= lowLimit && pos < highLimit;
-    }
-    counts.push_back(count);
+/// The taps of one window along one dim that count for the average: the k
+/// in [0, kernel) whose position start + k * dilation lies inside
+/// [lowLimit, highLimit) of the unpadded coordinates.
+struct TapWindow {
+  int64_t stride, dilation, kernel, padLow, lowLimit, highLimit;
+
+  int64_t count(int64_t o) const {
+    int64_t start = o * stride - padLow;
+    // First k at or past lowLimit, first k at or past highLimit.
+    int64_t first = std::clamp<int64_t>(
+        llvm::divideCeilSigned(lowLimit - start, dilation), 0, kernel);
+    int64_t end = std::clamp<int64_t>(
+        llvm::divideCeilSigned(highLimit - start, dilation), 0, kernel);
+    return std::max<int64_t>(end - first, 0);
   }
-  return counts;
-}
+};
 
 /// Elementwise |x|^p for LpPool, in the accumulator type.
 Value powAbs(OpBuilder &b, Location loc, Value v, double p) {
@@ -973,46 +974,56 @@ template <Pool K> LogicalResult convertPool(NodeRewriter &rw) {
   // Average: divide by the taps that count, which differ near the borders
   // unless padding counts; the windows that ceil_mode adds at the end never
   // count their part beyond the padding the attributes give.
+  // The count is a product over the spatial dims, so the divisor is too: a
+  // scalar for the dims where every window counts alike (it starts and ends
+  // inside the limits, so all between do), one vector of counts along each
+  // other dim, broadcast against the output.
   bool countPad = rw.getInt("count_include_pad", 0) != 0;
-  SmallVector<SmallVector<int64_t>> counts;
-  bool uniform = true;
+  constexpr int64_t kMaxCountVector = int64_t(1) << 24;
+  int64_t uniformProduct = 1;
+  SmallVector<Value> divisors;
   for (size_t i = 0; i < rank; ++i) {
-    int64_t lowLimit = countPad ? -window->low[i] : 0;
-    int64_t highLimit = countPad ? spatial[i] + window->high[i] : spatial[i];
-    counts.push_back(tapCounts(w->outSize[i], w->strides[i], w->dilations[i],
-                               kernel[i], window->low[i], lowLimit, highLimit));
-    uniform &= llvm::all_equal(counts.back());
-  }
-  Value divisor;
-  if (uniform) {
-    int64_t total = 1;
-    for (const auto &c : counts)
-      total *= c.front();
-    divisor =
-        createConstant(b, loc,
-                       DenseElementsAttr::get(RankedTensorType::get({}, acc),
-                                              scalarAttr(acc, total)));
-  } else {
-    SmallVector<Attribute> values;
-    int64_t size = numElements(w->outSize);
-    for (int64_t linear = 0; linear < size; ++linear) {
-      int64_t rem = linear, product = 1;
-      for (int64_t i = rank - 1; i >= 0; --i) {
-        product *= counts[i][rem % w->outSize[i]];
-        rem /= w->outSize[i];
-      }
-      values.push_back(scalarAttr(acc, product));
+    TapWindow tw{w->strides[i],
+                 w->dilations[i],
+                 kernel[i],
+                 window->low[i],
+                 countPad ? -window->low[i] : 0,
+                 countPad ? spatial[i] + window->high[i] : spatial[i]};
+    int64_t out = w->outSize[i];
+    if (out == 1 ||
+        (tw.count(0) == kernel[i] && tw.count(out - 1) == kernel[i])) {
+      uniformProduct *= tw.count(0);
+      continue;
     }
-    divisor = createConstant(
+    if (out > kMaxCountVector)
+      return rw.unsupported("averages whose divisor varies along a spatial "
+                            "dim of " +
+                            Twine(out) + " outputs (at most 2^24)");
+    SmallVector<Attribute> counts;
+    for (int64_t o = 0; o < out; ++o)
+      counts.push_back(scalarAttr(acc, tw.count(o)));
+    // [out, 1, ...]: aligned with spatial dim i of the output.
+    SmallVector<int64_t> shape(rank - i, 1);
+    shape[0] = out;
+    divisors.push_back(createConstant(
         b, loc,
-        DenseElementsAttr::get(RankedTensorType::get(w->outSize, acc), values));
+        DenseElementsAttr::get(RankedTensorType::get(shape, acc), counts)));
   }
-  y = buildBroadcastGeneric(b, loc, {y, divisor}, outShape, t,
-                            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                              Value q =
-                                  arith::DivFOp::create(nb, nloc, a[0], a[1]);
-                              return castScalar(nb, nloc, q, acc, t);
-                            });
+  divisors.push_back(
+      createConstant(b, loc,
+                     DenseElementsAttr::get(RankedTensorType::get({}, acc),
+                                            scalarAttr(acc, uniformProduct))));
+  SmallVector<Value> operands = {y};
+  operands.append(divisors);
+  y = buildBroadcastGeneric(
+      b, loc, operands, outShape, t,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value divisor = a[1];
+        for (Value d : a.drop_front(2))
+          divisor = arith::MulFOp::create(nb, nloc, divisor, d);
+        Value q = arith::DivFOp::create(nb, nloc, a[0], divisor);
+        return castScalar(nb, nloc, q, acc, t);
+      });
   return rw.replace(y);
 }
 

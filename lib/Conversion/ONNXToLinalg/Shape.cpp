@@ -46,9 +46,10 @@ std::string shapeStr(ArrayRef<int64_t> shape) {
 
 std::string typeStr(Type t) { return llvm::formatv("{0}", t).str(); }
 
-/// Dims, pads and repeats come from the model; results beyond this many
-/// elements are rejected before any arithmetic on them can overflow.
-constexpr int64_t kMaxElements = int64_t(1) << 48;
+/// Dims, pads and repeats come from the model; results beyond the bound
+/// every imported shape is within are rejected before any arithmetic on
+/// them can overflow.
+constexpr int64_t kMaxElements = onnx::kMaxTensorElements;
 
 LogicalResult checkShapeSize(NodeRewriter &rw, ArrayRef<int64_t> shape) {
   int64_t n = 1;
@@ -190,11 +191,14 @@ LogicalResult checkIndexRange(NodeRewriter &rw, ArrayRef<int64_t> indices,
   return success();
 }
 
-/// Normalizes a list of distinct axes against `rank`.
+/// Normalizes a list of distinct axes against `rank`. Unlike a single axis
+/// (which may name dim 0 of a scalar), a list names dims that exist.
 FailureOr<SmallVector<int64_t>>
 normalizeAxes(NodeRewriter &rw, ArrayRef<int64_t> axes, int64_t rank) {
   SmallVector<int64_t> out;
   for (int64_t a : axes) {
+    if (rank == 0)
+      return rw.fail("axis " + Twine(a) + " is out of range for rank 0");
     FailureOr<int64_t> n = rw.normalizeAxis(a, rank);
     if (failed(n))
       return failure();
@@ -1330,27 +1334,23 @@ LogicalResult convertPad(NodeRewriter &rw) {
   if (failed(checkShapeSize(rw, shape)))
     return failure();
   auto outType = RankedTensorType::get(shape, t);
-  // Per padded dim, the source index of every output position; -1 is the
-  // pad value.
-  SmallVector<SmallVector<int64_t>> tables(rank);
-  for (int64_t d = 0; d < rank; ++d) {
+  // The source index along padded dim d of output position i; -1 is the pad
+  // value.
+  auto source = [&](int64_t d, int64_t i) -> int64_t {
     if (!lo[d] && !hi[d])
-      continue;
-    for (int64_t i = 0; i < shape[d]; ++i) {
-      int64_t s = i - lo[d];
-      if (mode == "constant")
-        tables[d].push_back(s >= 0 && s < cropSizes[d] ? s : -1);
-      else
-        tables[d].push_back(padSource(mode, i, lo[d], cropSizes[d]));
-    }
-  }
+      return i;
+    if (mode != "constant")
+      return padSource(mode, i, lo[d], cropSizes[d]);
+    int64_t s = i - lo[d];
+    return s >= 0 && s < cropSizes[d] ? s : -1;
+  };
   if (DenseElementsAttr c = getDenseConstant(rw.input(0)); c && !fillValue) {
     Value folded = foldCopy(
         b, loc, c, outType,
         [&](ArrayRef<int64_t> idx) {
           SmallVector<int64_t> src;
           for (int64_t d = 0; d < rank; ++d) {
-            int64_t s = tables[d].empty() ? idx[d] : tables[d][idx[d]];
+            int64_t s = source(d, idx[d]);
             if (s < 0)
               return Source{-1, 0};
             src.push_back(cropOffsets[d] + s);
@@ -1384,14 +1384,22 @@ LogicalResult convertPad(NodeRewriter &rw) {
     tensor::YieldOp::create(b, loc, scalar);
     return replaceLike(rw, pad.getResult());
   }
-  // Reflect, edge and wrap read the source through per-dim index tables.
+  // Reflect, edge and wrap read the source through per-dim index tables,
+  // constants of one entry per output position.
+  constexpr int64_t kMaxIndexTable = int64_t(1) << 24;
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   SmallVector<int64_t> tableDims;
   for (int64_t d = 0; d < rank; ++d) {
-    if (tables[d].empty())
+    if (!lo[d] && !hi[d])
       continue;
-    inputs.push_back(indexTable(b, loc, tables[d]));
+    if (shape[d] > kMaxIndexTable)
+      return rw.unsupported("padding in mode " + mode + " along a dim of " +
+                            Twine(shape[d]) + " (at most 2^24)");
+    SmallVector<int64_t> table;
+    for (int64_t i = 0; i < shape[d]; ++i)
+      table.push_back(source(d, i));
+    inputs.push_back(indexTable(b, loc, table));
     maps.push_back(
         AffineMap::get(rank, 0, b.getAffineDimExpr(d), b.getContext()));
     tableDims.push_back(d);

@@ -2,6 +2,8 @@
 
 #include "Utils.h"
 
+#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
+
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -45,6 +47,12 @@ dlc::broadcastShapes(ArrayRef<SmallVector<int64_t>> shapes,
               std::to_string(d) + ")";
       return failure();
     }
+  }
+  // Each operand is within the importer's bound; their broadcast may not be
+  // ([2^32, 1] and [1, 2^32] overflowed the element count).
+  if (onnx::boundedElementCount(out) < 0) {
+    error = "the broadcast shape has more than 2^48 elements";
+    return failure();
   }
   return out;
 }

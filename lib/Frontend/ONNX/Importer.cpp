@@ -200,7 +200,7 @@ FailureOr<Type> ModelImporter::convertType(const ::onnx::TypeProto &type,
     shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
                         ? dim.dim_value()
                         : ShapedType::kDynamic);
-  if (dlc::boundedElementCount(shape) < 0)
+  if (dlc::onnx::boundedElementCount(shape) < 0)
     return emitError(fileLoc)
                << what << " has shape " << shapeToString(shape)
                << ": more than 2^48 elements, beyond what dlc supports",
@@ -223,6 +223,21 @@ static bool mustBePositive(StringRef op, StringRef attr) {
     return false;
   return attr == "strides" || attr == "dilations" || attr == "kernel_shape" ||
          attr == "group";
+}
+
+/// Integer attributes size, index or count something (axes, pads, strides,
+/// block sizes, head counts, ...); ONNX's shape inference and dlc's handlers
+/// compute with them, so they are bounded once here instead of at every
+/// product (a blocksize of 2^32 + 1 overflowed DepthToSpace). The
+/// exceptions carry data or sentinels: Slice-1's starts and ends (INT64_MAX
+/// means "to the end"), Shape's start and end (clamped), constants' values,
+/// loss ignore_index.
+constexpr int64_t kMaxIntAttribute = int64_t(1) << 31;
+static bool isBoundedIntAttribute(StringRef attr) {
+  static const llvm::StringSet<> unbounded = {
+      "starts",    "ends",       "start",        "end",
+      "value_int", "value_ints", "ignore_index", "default_int64"};
+  return !unbounded.contains(attr);
 }
 
 /// Attributes that ONNX's shape inference uses as counts of leading dims.
@@ -262,7 +277,7 @@ LogicalResult ModelImporter::validateNodes(::onnx::GraphProto &graph,
   // computes with them unchecked (a dim of 2^63-1 crashed it).
   auto tooLarge = [&](ArrayRef<int64_t> dims,
                       const std::string &name) -> LogicalResult {
-    if (dlc::boundedElementCount(dims) >= 0)
+    if (dlc::onnx::boundedElementCount(dims) >= 0)
       return success();
     return emitError(fileLoc)
            << what << " declares '" << name
@@ -331,6 +346,18 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
   header += "): ";
   auto error = [&]() { return emitError(loc) << header; };
   for (const ::onnx::AttributeProto &attr : node.attribute()) {
+    if (isBoundedIntAttribute(attr.name())) {
+      SmallVector<int64_t> values;
+      if (attr.type() == ::onnx::AttributeProto::INT)
+        values.push_back(attr.i());
+      else if (attr.type() == ::onnx::AttributeProto::INTS)
+        values.assign(attr.ints().begin(), attr.ints().end());
+      for (int64_t v : values)
+        if (v > kMaxIntAttribute || v < -kMaxIntAttribute)
+          return error() << "attribute '" << attr.name() << "' holds " << v
+                         << ", beyond the +-2^31 dlc takes for sizes, "
+                            "indices and counts";
+    }
     if (mustBeNonNegative(node.op_type(), attr.name()) &&
         attr.type() == ::onnx::AttributeProto::INT && attr.i() < 0)
       return error() << "attribute '" << attr.name()
@@ -752,7 +779,7 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
       return emitError(loc)
                  << "tensor '" << tensor.name() << "' has negative dim " << d,
              failure();
-  int64_t numElements = dlc::boundedElementCount(shape);
+  int64_t numElements = dlc::onnx::boundedElementCount(shape);
   if (numElements < 0)
     return emitError(loc) << "tensor '" << tensor.name()
                           << "' has more than 2^48 elements, beyond what "
@@ -1268,17 +1295,4 @@ OwningOpRef<ModuleOp> dlc::importONNXFile(MLIRContext &context, StringRef path,
   if (failed(readONNXFile(context, path, *model)))
     return nullptr;
   return importONNXModel(context, *model, path, options);
-}
-
-int64_t dlc::boundedElementCount(ArrayRef<int64_t> shape) {
-  // Zero dims do not excuse the others: code multiplies partial products.
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d <= 0)
-      continue;
-    if (n > dlc::kMaxTensorElements / d)
-      return -1;
-    n *= d;
-  }
-  return llvm::is_contained(shape, 0) ? 0 : n;
 }

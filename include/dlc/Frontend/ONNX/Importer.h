@@ -19,17 +19,6 @@
 
 namespace dlc {
 
-/// The most elements a tensor may have (2^48: 1 PiB of float32, far beyond
-/// any model for an edge device). Every static shape the importer accepts is
-/// within it, so that element counts, byte sizes and index arithmetic on
-/// them cannot overflow int64_t; a larger one is refused by name.
-constexpr int64_t kMaxTensorElements = int64_t(1) << 48;
-
-/// The product of `shape`'s known dims (negative ones, dynamic or unknown,
-/// are left out), or -1 if the product of its nonzero known dims exceeds
-/// kMaxTensorElements.
-int64_t boundedElementCount(llvm::ArrayRef<int64_t> shape);
-
 struct ONNXImportOptions {
   /// Shapes that pin the dims of graph inputs, by input name. Every entry
   /// gives the full shape; it must agree with the static dims of the model.

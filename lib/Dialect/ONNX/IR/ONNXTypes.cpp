@@ -118,3 +118,16 @@ std::string dlc::onnx::getDataTypeName(int64_t dataType) {
     return names[dataType];
   return "data type " + std::to_string(dataType);
 }
+
+int64_t dlc::onnx::boundedElementCount(llvm::ArrayRef<int64_t> shape) {
+  // Zero dims do not excuse the others: code multiplies partial products.
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0)
+      continue;
+    if (n > kMaxTensorElements / d)
+      return -1;
+    n *= d;
+  }
+  return llvm::is_contained(shape, 0) ? 0 : n;
+}
