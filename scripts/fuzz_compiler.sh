@@ -2,7 +2,9 @@
 # Fuzzes the compiler's front half (parse, validate, import, legalize,
 # optimize, dispatch formation) with the libFuzzer targets of the sanitizer
 # build (scripts/build.sh --sanitize). Seeds: the ONNX backend test models
-# shipped in the onnx package (node, simple and pytorch-operator tests).
+# shipped in the onnx package (node, simple and pytorch-operator tests) and
+# the zoo's models with their weights made ConstantOfShape nodes
+# (scripts/fuzz_seeds.py; scripts/zoo/models.py generates the zoo).
 #
 #   scripts/fuzz_compiler.sh [--time SECONDS | --runs N] [--target T] [-- ARGS]
 #
@@ -47,12 +49,17 @@ seeds=$build/fuzz/seeds
 if [ ! -d "$seeds" ]; then
   data=$("$venv/bin/python" -c \
     'import onnx, os; print(os.path.dirname(onnx.__file__))')/backend/test/data
+  rm -rf "$seeds.tmp"
   mkdir -p "$seeds.tmp"
   for kind in node simple pytorch-operator; do
     for model in "$data/$kind"/*/model.onnx; do
       cp "$model" "$seeds.tmp/$kind-$(basename "$(dirname "$model")").onnx"
     done
   done
+  zoo=$HOME/.cache/dlc/models  # scripts/zoo/models.py's default
+  "$venv/bin/python" "$root/scripts/zoo/models.py" --out "$zoo" >/dev/null
+  "$venv/bin/python" "$root/scripts/fuzz_seeds.py" --models "$zoo" \
+    --out "$seeds.tmp" >/dev/null
   mv "$seeds.tmp" "$seeds"
 fi
 
@@ -63,7 +70,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 for t in "${targets[@]}"; do
   mkdir -p "$build/fuzz/$t"
   echo "fuzz_compiler.sh: dlc-fuzz-$t ${limit[*]}"
-  "$build/bin/dlc-fuzz-$t" "${limit[@]}" -max_len=65536 -timeout=60 \
+  "$build/bin/dlc-fuzz-$t" "${limit[@]}" -max_len=262144 -timeout=60 \
     -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/fuzz/artifacts/$t-" "${extra[@]}" \
     "$build/fuzz/$t" "$seeds"
