@@ -1,15 +1,15 @@
 //===- ShapeInferenceGuard.cpp - ranks checked before ONNX's inference ----===//
 //
-// The ONNX library's shape inference functions trust the ranks of their
-// inputs in some operator versions: Gemm before opset 13 reads dim 1 of B
-// whatever B's rank, so a 1-D B reads past the end of the dims and crashes
-// the compiler (found by dlc-fuzz-compile-structured); its data propagation
-// functions read input types without checking that they are known. The
-// importer hands the library a schema registry of its own: it returns the
-// library's schemas, with the inference and data propagation functions of
-// the operators listed here wrapped by a check of the input ranks they
-// assume, and every data propagation function skipped for a node with an
-// untyped input.
+// The ONNX library's shape inference functions trust their inputs: Gemm
+// before opset 13 reads dim 1 of B whatever B's rank, so a 1-D B reads past
+// the end of the dims; ParseData copies as many bytes of a constant input
+// as its dims ask for, whatever its raw data holds; data propagation reads
+// input types without checking that they are known (each crashed the
+// compiler under dlc-fuzz-compile-structured). The importer hands the
+// library a schema registry of its own: it returns copies of the library's
+// schemas whose inference functions first check every constant input's
+// data against its dims and the input ranks listed here, and whose data
+// propagation is skipped for a node with an untyped input.
 // A node that fails the check gets no inferred type (the library's
 // non-strict mode moves on), and dlc's handler for the operator reports it
 // by name when it legalizes the node.
@@ -105,11 +105,65 @@ void checkRanks(const std::string &opType, Context &ctx) {
   }
 }
 
-bool hasRule(const std::string &opType) {
-  for (const RankRule &rule : kRankRules)
-    if (opType == rule.opType)
-      return true;
-  return false;
+/// Bytes of one element of ONNX data type `type` when it is a fixed size of
+/// whole bytes dlc reads, 0 otherwise (strings, 4-bit and 8-bit float
+/// types, unknown numbers: not checked here).
+int64_t elementBytes(int32_t type) {
+  using T = onnx::TensorProto;
+  switch (type) {
+  case T::BOOL:
+  case T::INT8:
+  case T::UINT8:
+    return 1;
+  case T::INT16:
+  case T::UINT16:
+  case T::FLOAT16:
+  case T::BFLOAT16:
+    return 2;
+  case T::INT32:
+  case T::UINT32:
+  case T::FLOAT:
+    return 4;
+  case T::INT64:
+  case T::UINT64:
+  case T::DOUBLE:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+/// Throws ONNX's inference error if a constant input's raw data does not
+/// hold what its dims say: the library's ParseData copies as many bytes as
+/// the dims ask for (a fuzzed dim made it read from nowhere). dlc's own
+/// import checks the same, after inference.
+template <typename Context>
+void checkInputData(const std::string &opType, Context &ctx) {
+  for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
+    const onnx::TensorProto *data = ctx.getInputData(i);
+    if (!data || data->data_location() == onnx::TensorProto::EXTERNAL)
+      continue;
+    int64_t count = 1;
+    for (int64_t d : data->dims()) {
+      if (d < 0 || (d != 0 && count > (int64_t(1) << 48) / d))
+        fail_shape_inference(opType, " input ", i, " has bad dims");
+      count *= d;
+    }
+    int64_t bytes = elementBytes(data->data_type());
+    if (data->has_raw_data() && bytes &&
+        static_cast<int64_t>(data->raw_data().size()) != count * bytes)
+      fail_shape_inference(opType, " input ", i, " has ",
+                           data->raw_data().size(), " bytes for ", count,
+                           " elements");
+    if (!data->has_raw_data() && bytes) {
+      int64_t values = data->float_data_size() + data->int32_data_size() +
+                       data->int64_data_size() + data->double_data_size() +
+                       data->uint64_data_size();
+      if (values != count)
+        fail_shape_inference(opType, " input ", i, " has ", values,
+                             " values for ", count, " elements");
+    }
+  }
 }
 
 class GuardedRegistry final : public onnx::ISchemaRegistry {
@@ -120,18 +174,18 @@ public:
     const onnx::OpSchema *schema =
         onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion,
                                                       domain);
-    if (!schema || !domain.empty() ||
-        (!hasRule(key) && !schema->GetDataPropagationFunction()))
+    if (!schema)
       return schema;
     std::lock_guard<std::mutex> lock(mutex);
     std::unique_ptr<onnx::OpSchema> &guarded =
-        schemas[{key, schema->SinceVersion()}];
+        schemas[{domain, key, schema->SinceVersion()}];
     if (!guarded) {
       guarded = std::make_unique<onnx::OpSchema>(*schema);
       onnx::InferenceFunction infer =
           schema->GetTypeAndShapeInferenceFunction();
       guarded->TypeAndShapeInferenceFunction(
           [key, infer](onnx::InferenceContext &ctx) {
+            checkInputData(key, ctx);
             checkRanks(key, ctx);
             infer(ctx);
           });
@@ -154,7 +208,7 @@ public:
 
 private:
   mutable std::mutex mutex;
-  mutable std::map<std::tuple<std::string, int>,
+  mutable std::map<std::tuple<std::string, std::string, int>,
                    std::unique_ptr<onnx::OpSchema>>
       schemas;
 };

@@ -157,6 +157,20 @@ def main():
             [helper.make_tensor_sequence_value_info("Y", TensorProto.FLOAT,
                                                     [2])])
         save(m, out)
+    elif kind == "short-raw":
+        # Reshape's shape as raw data one value short of its dims: ONNX's
+        # shape inference copied the bytes the dims asked for and crashed.
+        shape = TensorProto()
+        shape.name = "S"
+        shape.data_type = TensorProto.INT64
+        shape.dims.append(2)
+        shape.raw_data = np.array([6], dtype=np.int64).tobytes()
+        m = graph_model(
+            [helper.make_node("Reshape", ["X", "S"], ["Y"])],
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+            [shape])
+        save(m, out)
     else:
         sys.exit("unknown kind " + kind)
 
