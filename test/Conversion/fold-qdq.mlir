@@ -176,3 +176,25 @@ func.func @gemm_beta(%aq: tensor<3x4xui8>) -> tensor<3x2xui8> {
   %y = onnx.node "QuantizeLinear" (%g, %sy, %zy) {version = 13 : i64} : (tensor<3x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<3x2xui8>
   return %y : tensor<3x2xui8>
 }
+
+// -----
+
+// Left alone: weights dequantized along an axis beyond their rank (a fuzzed
+// model reached the dim lookup with it; an assert in the checking build).
+// CHECK-LABEL: func.func @axis_out_of_range
+// CHECK: onnx.node "Conv"
+// CHECK-NOT: QLinearConv
+func.func @axis_out_of_range(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xui8> {
+  %sx = arith.constant dense<0.5> : tensor<f32>
+  %zx = arith.constant dense<3> : tensor<ui8>
+  %wq = arith.constant dense<1> : tensor<2x4x3x3xi8>
+  %sw = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %zw = arith.constant dense<0> : tensor<2xi8>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %x = onnx.node "DequantizeLinear" (%xq, %sx, %zx) {version = 13 : i64} : (tensor<1x4x8x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xf32>
+  %w = onnx.node "DequantizeLinear" (%wq, %sw, %zw) {version = 13 : i64, attrs = {axis = 7 : i64}} : (tensor<2x4x3x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x4x3x3xf32>
+  %c = onnx.node "Conv" (%x, %w) {version = 11 : i64, attrs = {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}} : (tensor<1x4x8x8xf32>, tensor<2x4x3x3xf32>) -> tensor<1x2x8x8xf32>
+  %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
+  return %y : tensor<1x2x8x8xui8>
+}

@@ -83,12 +83,18 @@ bool isDequantize(onnx::NodeOp dq, std::optional<int64_t> perAxis) {
     return elementCount(zero) == 1;
   if (!perAxis || n < 1 || elementCount(zero) != n)
     return false;
-  auto type = cast<RankedTensorType>(x.getType());
+  // Unranked, or an axis outside the rank: not this pattern; the
+  // conversion handlers report what is wrong (a fuzzed model reached both).
+  auto type = dyn_cast<RankedTensorType>(x.getType());
+  if (!type)
+    return false;
   int64_t axis = 1;
   if (auto a = dyn_cast_or_null<IntegerAttr>(dq.getOnnxAttr("axis")))
     axis = a.getInt();
   if (axis < 0)
     axis += type.getRank();
+  if (axis < 0 || axis >= type.getRank())
+    return false;
   return axis == *perAxis && type.getDimSize(axis) == n;
 }
 
