@@ -198,3 +198,26 @@ func.func @axis_out_of_range(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xui8> {
   %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
   return %y : tensor<1x2x8x8xui8>
 }
+
+// -----
+
+// Left alone: a Conv without its weight input and a MatMul with one input
+// (this pass runs before the conversion handlers report the missing input;
+// a fuzzed model reached the operand lookup with them).
+// CHECK-LABEL: func.func @missing_inputs
+// CHECK: onnx.node "Conv"
+// CHECK: onnx.node "MatMul"
+// CHECK-NOT: QLinear
+func.func @missing_inputs(%xq: tensor<1x4x8x8xui8>, %aq: tensor<3x4xui8>) -> (tensor<1x2x8x8xui8>, tensor<3x4xui8>) {
+  %sx = arith.constant dense<0.5> : tensor<f32>
+  %zx = arith.constant dense<3> : tensor<ui8>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %x = onnx.node "DequantizeLinear" (%xq, %sx, %zx) {version = 13 : i64} : (tensor<1x4x8x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xf32>
+  %c = onnx.node "Conv" (%x) {version = 11 : i64, attrs = {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}} : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
+  %a = onnx.node "DequantizeLinear" (%aq, %sx, %zx) {version = 13 : i64} : (tensor<3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<3x4xf32>
+  %m = onnx.node "MatMul" (%a) {version = 13 : i64} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %z = onnx.node "QuantizeLinear" (%m, %sy, %zy) {version = 13 : i64} : (tensor<3x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<3x4xui8>
+  return %y, %z : tensor<1x2x8x8xui8>, tensor<3x4xui8>
+}

@@ -25,11 +25,17 @@ using namespace dlc;
 
 namespace {
 
-/// The default-domain node of `type` that defines `v`, if any.
-onnx::NodeOp producer(Value v, StringRef type) {
+/// The default-domain node of `type` that defines `v`, if any, and if its
+/// first `inputs` inputs are present. This pass runs before the conversion
+/// handlers check arity, so a node missing an input its schema requires
+/// (a fuzzed Conv without W reached here) is simply not folded.
+onnx::NodeOp producer(Value v, StringRef type, unsigned inputs) {
   auto node = v ? v.getDefiningOp<onnx::NodeOp>() : nullptr;
   if (!node || node.getOpType() != type || !node.getDomain().empty())
     return nullptr;
+  for (unsigned i = 0; i < inputs; ++i)
+    if (!node.hasInput(i))
+      return nullptr;
   return node;
 }
 
@@ -134,16 +140,16 @@ SmallVector<onnx::NodeOp> foldConv(onnx::NodeOp q) {
   if (!q.hasInput(2) || elementCount(q.getInputs()[1]) != 1 ||
       elementCount(q.getInputs()[2]) != 1 || q.getNumResults() != 1)
     return {};
-  onnx::NodeOp conv = producer(q.getInputs()[0], "Conv");
+  onnx::NodeOp conv = producer(q.getInputs()[0], "Conv", 2);
   if (!conv || !conv.getResult(0).hasOneUse())
     return {};
-  onnx::NodeOp dx = producer(conv.getInputs()[0], "DequantizeLinear");
-  onnx::NodeOp dw = producer(conv.getInputs()[1], "DequantizeLinear");
+  onnx::NodeOp dx = producer(conv.getInputs()[0], "DequantizeLinear", 2);
+  onnx::NodeOp dw = producer(conv.getInputs()[1], "DequantizeLinear", 2);
   if (!isDequantize(dx, std::nullopt) || !isDequantize(dw, 0))
     return {};
   onnx::NodeOp db;
   if (conv.hasInput(2)) {
-    db = producer(conv.getInputs()[2], "DequantizeLinear");
+    db = producer(conv.getInputs()[2], "DequantizeLinear", 2);
     if (!isIntegerBias(db, dx.getInputs()[1], dw.getInputs()[1]))
       return {};
   }
@@ -178,13 +184,13 @@ SmallVector<onnx::NodeOp> foldMatrixProduct(onnx::NodeOp q) {
   if (!q.hasInput(2) || elementCount(q.getInputs()[1]) != 1 ||
       elementCount(q.getInputs()[2]) != 1 || q.getNumResults() != 1)
     return {};
-  onnx::NodeOp mm = producer(q.getInputs()[0], "MatMul");
-  onnx::NodeOp gemm = producer(q.getInputs()[0], "Gemm");
+  onnx::NodeOp mm = producer(q.getInputs()[0], "MatMul", 2);
+  onnx::NodeOp gemm = producer(q.getInputs()[0], "Gemm", 2);
   onnx::NodeOp product = mm ? mm : gemm;
   if (!product || !product.getResult(0).hasOneUse())
     return {};
-  onnx::NodeOp da = producer(product.getInputs()[0], "DequantizeLinear");
-  onnx::NodeOp db = producer(product.getInputs()[1], "DequantizeLinear");
+  onnx::NodeOp da = producer(product.getInputs()[0], "DequantizeLinear", 2);
+  onnx::NodeOp db = producer(product.getInputs()[1], "DequantizeLinear", 2);
   auto bType = db ? dyn_cast<RankedTensorType>(db.getInputs()[0].getType())
                   : RankedTensorType();
   // a may be unranked before shape subgraphs fold (a Reshape to a computed
@@ -205,7 +211,7 @@ SmallVector<onnx::NodeOp> foldMatrixProduct(onnx::NodeOp q) {
   onnx::NodeOp dc;
   if (gemm && gemm.hasInput(2)) {
     auto beta = dyn_cast_or_null<FloatAttr>(gemm.getOnnxAttr("beta"));
-    dc = producer(gemm.getInputs()[2], "DequantizeLinear");
+    dc = producer(gemm.getInputs()[2], "DequantizeLinear", 2);
     if ((beta && beta.getValueAsDouble() != 1.0) ||
         !isIntegerBias(dc, da.getInputs()[1], db.getInputs()[1]))
       return {};
