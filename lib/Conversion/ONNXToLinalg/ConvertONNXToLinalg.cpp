@@ -132,6 +132,9 @@ FailureOr<SmallVector<int64_t>> NodeRewriter::constantInts(unsigned i,
     return fail("input " + Twine(i) + " (" + what +
                 ") must be a compile-time integer constant; it is computed "
                 "at run time");
+  if (attr.getNumElements() > kMaxConstantTable)
+    return fail("input " + Twine(i) + " (" + what + ") has " +
+                Twine(attr.getNumElements()) + " elements (at most 2^24)");
   return toInt64Vector(attr);
 }
 
@@ -143,6 +146,9 @@ FailureOr<SmallVector<double>> NodeRewriter::constantFloats(unsigned i,
   if (!attr)
     return fail("input " + Twine(i) + " (" + what +
                 ") must be a compile-time constant");
+  if (attr.getNumElements() > kMaxConstantTable)
+    return fail("input " + Twine(i) + " (" + what + ") has " +
+                Twine(attr.getNumElements()) + " elements (at most 2^24)");
   return toDoubleVector(attr);
 }
 

@@ -988,7 +988,7 @@ FailureOr<QuantParams> constantQuantParams(NodeRewriter &rw, unsigned scaleIdx,
     return rw.unsupported(what +
                           " scale must be one compile-time float constant "
                           "(quantize_static writes it so)");
-  QuantParams p{static_cast<float>(toDoubleVector(scale)[0]), 0};
+  QuantParams p{static_cast<float>(firstDouble(scale)), 0};
   if (rw.hasInput(zpIdx)) {
     DenseElementsAttr zp = getDenseConstant(rw.input(zpIdx));
     if (!zp || zp.getNumElements() != 1)

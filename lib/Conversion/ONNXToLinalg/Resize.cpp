@@ -522,6 +522,12 @@ LogicalResult emitResize(NodeRewriter &rw, ResizeSpec &s) {
   if (type.getNumElements() == 0)
     return rw.fail("cannot resize an empty input (shape " +
                    shapeStr(type.getShape()) + ") to " + shapeStr(s.outShape));
+  // Each dim is planned as tables of one entry per output index.
+  for (int64_t d = 0; d < rank; ++d)
+    if (s.outShape[d] > kMaxConstantTable)
+      return rw.unsupported("resizing to " + Twine(s.outShape[d]) +
+                            " elements along dim " + Twine(d) +
+                            " (at most 2^24 per dim)");
   SmallVector<DimPlan> plans;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t in = type.getDimSize(d), out = s.outShape[d];

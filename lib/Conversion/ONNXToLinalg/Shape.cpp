@@ -778,7 +778,7 @@ LogicalResult convertGather(NodeRewriter &rw) {
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
 
-  if (DenseElementsAttr idxConst = getDenseConstant(rw.input(1))) {
+  if (DenseElementsAttr idxConst = getConstantTable(rw.input(1))) {
     SmallVector<int64_t> indices = toInt64Vector(idxConst);
     if (failed(checkIndexRange(rw, indices, dim, "axis " + Twine(a))))
       return failure();
@@ -858,7 +858,7 @@ LogicalResult convertGatherElements(NodeRewriter &rw) {
   auto outType = RankedTensorType::get(shape, dataType.getElementType());
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
-  if (DenseElementsAttr idxConst = getDenseConstant(rw.input(1))) {
+  if (DenseElementsAttr idxConst = getConstantTable(rw.input(1))) {
     SmallVector<int64_t> indices = toInt64Vector(idxConst);
     if (failed(checkIndexRange(rw, indices, dim, "axis " + Twine(a))))
       return failure();
@@ -950,7 +950,7 @@ LogicalResult convertGatherND(NodeRewriter &rw) {
   auto outType = RankedTensorType::get(shape, dataType.getElementType());
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
-  if (DenseElementsAttr idxConst = getDenseConstant(rw.input(1))) {
+  if (DenseElementsAttr idxConst = getConstantTable(rw.input(1))) {
     SmallVector<int64_t> indices = toInt64Vector(idxConst);
     for (auto [i, v] : llvm::enumerate(indices))
       if (failed(checkIndexRange(rw, v, dataType.getDimSize(batch + i % k),
@@ -1033,7 +1033,7 @@ LogicalResult convertScatterND(NodeRewriter &rw) {
   if (reduction != "none" && reduction != "add" && reduction != "mul" &&
       !(rw.version() >= 18 && (reduction == "max" || reduction == "min")))
     return rw.fail("unknown reduction '" + reduction + "'");
-  if (DenseElementsAttr idxConst = getDenseConstant(rw.input(1))) {
+  if (DenseElementsAttr idxConst = getConstantTable(rw.input(1))) {
     SmallVector<int64_t> indices = toInt64Vector(idxConst);
     for (auto [i, v] : llvm::enumerate(indices))
       if (failed(checkIndexRange(rw, v, dataType.getDimSize(i % k),
@@ -1509,8 +1509,8 @@ LogicalResult convertRange(NodeRewriter &rw) {
   int64_t count;
   SmallVector<Attribute> values;
   if (isa<FloatType>(t)) {
-    double start = toDoubleVector(c[0])[0], limit = toDoubleVector(c[1])[0],
-           delta = toDoubleVector(c[2])[0];
+    double start = firstDouble(c[0]), limit = firstDouble(c[1]),
+           delta = firstDouble(c[2]);
     if (delta == 0)
       return rw.fail("delta must not be 0");
     double n = std::ceil((limit - start) / delta);
@@ -1521,8 +1521,8 @@ LogicalResult convertRange(NodeRewriter &rw) {
     for (int64_t i = 0; i < count; ++i)
       values.push_back(FloatAttr::get(t, start + i * delta));
   } else if (isa<IntegerType>(t) && !t.isInteger(1)) {
-    int64_t start = toInt64Vector(c[0])[0], limit = toInt64Vector(c[1])[0],
-            delta = toInt64Vector(c[2])[0];
+    int64_t start = firstInt64(c[0]), limit = firstInt64(c[1]),
+            delta = firstInt64(c[2]);
     if (delta == 0)
       return rw.fail("delta must not be 0");
     // In 128 bits so that extreme bounds cannot overflow.
@@ -1562,11 +1562,14 @@ LogicalResult convertDropout(NodeRewriter &rw) {
     // Training mode drops elements at random, unless the ratio is 0.
     DenseElementsAttr ratio =
         rw.hasInput(1) ? getDenseConstant(rw.input(1)) : DenseElementsAttr();
-    bool zeroRatio = ratio && toDoubleVector(ratio)[0] == 0.0;
     DenseElementsAttr training = getDenseConstant(rw.input(2));
+    if ((ratio && ratio.getNumElements() != 1) ||
+        (training && training.getNumElements() != 1))
+      return rw.fail("ratio and training_mode must be scalars");
+    bool zeroRatio = ratio && firstDouble(ratio) == 0.0;
     if (!zeroRatio && !training)
       return rw.unsupported("training_mode computed at run time");
-    if (!zeroRatio && toInt64Vector(training)[0] != 0) {
+    if (!zeroRatio && firstInt64(training) != 0) {
       if (rw.hasInput(1) && !ratio)
         return rw.unsupported("training-mode dropout whose ratio is "
                               "computed at run time (only a ratio of 0, "
@@ -1716,7 +1719,7 @@ LogicalResult convertTrilu(NodeRewriter &rw) {
         !isa<IntegerType>(rw.inputType(1).getElementType()))
       return rw.fail("k must be an int64 scalar");
     if (DenseElementsAttr c = getDenseConstant(rw.input(1))) {
-      k = toInt64Vector(c)[0];
+      k = firstInt64(c);
     } else {
       k.reset();
       inputs.push_back(reshapeTo(b, loc, rw.input(1), {}));
@@ -1807,7 +1810,7 @@ LogicalResult convertOneHot(NodeRewriter &rw) {
                    "output); it is computed at run time");
   if (depthAttr.getNumElements() != 1)
     return rw.fail("depth must hold one value");
-  double depthValue = toDoubleVector(depthAttr)[0];
+  double depthValue = firstDouble(depthAttr);
   int64_t depth = static_cast<int64_t>(depthValue);
   if (depth < 1)
     return rw.fail("depth must be positive; it is " + Twine(depth));
@@ -1960,7 +1963,7 @@ LogicalResult convertReverseSequence(NodeRewriter &rw) {
   int64_t batch = type.getDimSize(batchAxis), steps = type.getDimSize(timeAxis);
   if (rw.inputType(1).getRank() != 1 || rw.inputType(1).getDimSize(0) != batch)
     return rw.fail("sequence_lens must have shape [" + Twine(batch) + "]");
-  if (DenseElementsAttr lens = getDenseConstant(rw.input(1)))
+  if (DenseElementsAttr lens = getConstantTable(rw.input(1)))
     for (int64_t len : toInt64Vector(lens))
       if (len < 0 || len > steps)
         return rw.fail("sequence_lens entry " + Twine(len) +

@@ -175,6 +175,13 @@ DenseElementsAttr dlc::getDenseConstant(Value v) {
   return {};
 }
 
+DenseElementsAttr dlc::getConstantTable(Value v) {
+  DenseElementsAttr attr = getDenseConstant(v);
+  return attr && attr.getNumElements() <= kMaxConstantTable
+             ? attr
+             : DenseElementsAttr();
+}
+
 DenseElementsAttr dlc::getParameterConstant(Value v) {
   if (DenseElementsAttr attr = getDenseConstant(v))
     return attr;
@@ -213,6 +220,26 @@ SmallVector<int64_t> dlc::toInt64Vector(DenseElementsAttr attr) {
     out.push_back(isUnsigned ? static_cast<int64_t>(i.getZExtValue())
                              : i.getSExtValue());
   return out;
+}
+
+int64_t dlc::firstInt64(DenseElementsAttr attr) {
+  Type t = attr.getElementType();
+  if (isa<FloatType>(t))
+    return static_cast<int64_t>(
+        (*attr.getValues<APFloat>().begin()).convertToDouble());
+  APInt i = *attr.getValues<APInt>().begin();
+  return t.isUnsignedInteger() || t.isInteger(1)
+             ? static_cast<int64_t>(i.getZExtValue())
+             : i.getSExtValue();
+}
+
+double dlc::firstDouble(DenseElementsAttr attr) {
+  if (!isa<FloatType>(attr.getElementType()))
+    return static_cast<double>(firstInt64(attr));
+  APFloat f = *attr.getValues<APFloat>().begin();
+  bool lost;
+  f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return f.convertToDouble();
 }
 
 SmallVector<double> dlc::toDoubleVector(DenseElementsAttr attr) {

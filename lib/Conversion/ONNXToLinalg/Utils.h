@@ -105,9 +105,21 @@ mlir::DenseElementsAttr getParameterConstant(mlir::Value v);
 mlir::Value createConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::DenseElementsAttr value);
 
+/// Constant tables a handler expands element by element at compile time
+/// (indices, shapes, lengths) hold at most this many elements. A larger
+/// constant, a splat that a few bytes of a model can declare, is read at
+/// run time where the handler can, and refused where it cannot.
+constexpr int64_t kMaxConstantTable = int64_t(1) << 24;
+
+/// getDenseConstant for a table of at most kMaxConstantTable elements.
+mlir::DenseElementsAttr getConstantTable(mlir::Value v);
+
 /// Reads an integer/float tensor constant as int64 / double values.
 llvm::SmallVector<int64_t> toInt64Vector(mlir::DenseElementsAttr attr);
 llvm::SmallVector<double> toDoubleVector(mlir::DenseElementsAttr attr);
+/// The first element of a non-empty integer/float tensor constant.
+int64_t firstInt64(mlir::DenseElementsAttr attr);
+double firstDouble(mlir::DenseElementsAttr attr);
 
 /// Element count of a static shape.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
