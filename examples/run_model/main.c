@@ -6,7 +6,12 @@
  * same program runs CPU, Vulkan and CUDA artifacts; the runtime picks the
  * driver from the artifact.
  *
- *   usage: run_model MODEL.dlcx [DEVICE_INDEX]
+ *   usage: run_model [--cuda-library=PATH] MODEL.dlcx [DEVICE_INDEX]
+ *
+ * --cuda-library shows how an application tells a built-in driver
+ * something: through the driver's options in dlc_context_options_t (the
+ * runtime reads no environment variables). The tests point it at a fake
+ * libcuda.
  *
  * Exit status 0 on success, 1 on any error (with the runtime's message).
  *===----------------------------------------------------------------------===*/
@@ -15,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlc/cuda_driver.h"
 #include "dlc/runtime.h"
 
 /* Reports a failed call with the status and the runtime's reason; returns
@@ -158,6 +164,9 @@ static int run(dlc_model_t *model, dlc_session_t *session) {
 }
 
 int main(int argc, char **argv) {
+  static const char kCudaFlag[] = "--cuda-library=";
+  dlc_context_options_t context_options;
+  dlc_cuda_driver_options_t cuda_options;
   dlc_model_options_t model_options;
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
@@ -167,15 +176,26 @@ int main(int argc, char **argv) {
   int ok = 0;
   uint32_t i;
 
+  memset(&cuda_options, 0, sizeof(cuda_options));
+  cuda_options.struct_size = sizeof(cuda_options);
+  if (argc > 1 && strncmp(argv[1], kCudaFlag, sizeof(kCudaFlag) - 1) == 0) {
+    cuda_options.library = argv[1] + sizeof(kCudaFlag) - 1;
+    --argc;
+    ++argv;
+  }
   if (argc < 2 || argc > 3 || argv[1][0] == '-') {
-    fprintf(stderr, "usage: run_model MODEL.dlcx [DEVICE_INDEX]\n");
+    fprintf(stderr, "usage: run_model [--cuda-library=PATH] MODEL.dlcx "
+                    "[DEVICE_INDEX]\n");
     return 1;
   }
   memset(&model_options, 0, sizeof(model_options));
   model_options.struct_size = sizeof(model_options);
   model_options.device_index = argc == 3 ? (uint32_t)atoi(argv[2]) : 0;
 
-  status = dlc_context_create(NULL, &context); /* the system allocator */
+  memset(&context_options, 0, sizeof(context_options));
+  context_options.struct_size = sizeof(context_options);
+  context_options.cuda = &cuda_options; /* allocator: the system one */
+  status = dlc_context_create(&context_options, &context);
   if (status != DLC_OK) {
     fail("dlc_context_create", status, "");
     return 1;

@@ -14,21 +14,47 @@
 #include "dlc/cuda_driver.h"
 #endif
 
-typedef dlc_status_t (*dlc_driver_factory_fn)(const dlc_allocator_t *allocator,
-                                              dlc_driver_t **out_driver);
+#if !defined(DLC_RUNTIME_NO_CPU_DRIVER)
+static dlc_status_t dlc_builtin_cpu(const dlc_allocator_t *allocator,
+                                    const dlc_context_options_t *options,
+                                    dlc_driver_t **out_driver) {
+  (void)options;
+  return dlc_cpu_driver_create(allocator, out_driver);
+}
+#endif
+#if defined(DLC_RUNTIME_ENABLE_VULKAN)
+static dlc_status_t dlc_builtin_vulkan(const dlc_allocator_t *allocator,
+                                       const dlc_context_options_t *options,
+                                       dlc_driver_t **out_driver) {
+  return dlc_vulkan_driver_create_with_options(allocator, options->vulkan,
+                                               out_driver);
+}
+#endif
+#if defined(DLC_RUNTIME_ENABLE_CUDA)
+static dlc_status_t dlc_builtin_cuda(const dlc_allocator_t *allocator,
+                                     const dlc_context_options_t *options,
+                                     dlc_driver_t **out_driver) {
+  return dlc_cuda_driver_create_with_options(allocator, options->cuda,
+                                             out_driver);
+}
+#endif
+
+typedef dlc_status_t (*dlc_driver_factory_fn)(
+    const dlc_allocator_t *allocator, const dlc_context_options_t *options,
+    dlc_driver_t **out_driver);
 
 /* The drivers this build contains, registered by every new context. The
  * trailing NULL keeps the array non-empty in a build without any. Creating
  * the GPU drivers loads nothing: they open their libraries on first use. */
 static const dlc_driver_factory_fn dlc_builtin_drivers[] = {
 #if !defined(DLC_RUNTIME_NO_CPU_DRIVER)
-    dlc_cpu_driver_create,
+    dlc_builtin_cpu,
 #endif
 #if defined(DLC_RUNTIME_ENABLE_VULKAN)
-    dlc_vulkan_driver_create,
+    dlc_builtin_vulkan,
 #endif
 #if defined(DLC_RUNTIME_ENABLE_CUDA)
-    dlc_cuda_driver_create,
+    dlc_builtin_cuda,
 #endif
     NULL};
 
@@ -71,7 +97,7 @@ dlc_status_t dlc_context_create(const dlc_context_options_t *options,
 
   for (i = 0; dlc_builtin_drivers[i]; ++i) {
     dlc_driver_t *driver = NULL;
-    status = dlc_builtin_drivers[i](&context->allocator, &driver);
+    status = dlc_builtin_drivers[i](&context->allocator, &resolved, &driver);
     if (status != DLC_OK) {
       dlc_context_destroy(context);
       return status;

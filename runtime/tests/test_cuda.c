@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "artifact_builder.h"
+#include "dlc/cuda_driver.h"
 #include "dlc/runtime.h"
 #include "fake_cuda.h"
 #include "test_models.h"
@@ -126,6 +127,18 @@ static void check_nothing_left(void) {
   CHECK(s->context_depth == 0);
 }
 
+/* The CUDA driver's options for every context the tests create: the fake
+ * library, or what a test points it at instead. */
+static dlc_cuda_driver_options_t g_cu_options;
+
+static dlc_status_t cu_context_create(dlc_context_t **out_context) {
+  dlc_context_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.cuda = &g_cu_options;
+  return dlc_context_create(&options, out_context);
+}
+
 static void expect_load(const dlc_test_gpu_chain_t *c, dlc_status_t status,
                         const char *part) {
   dlc_context_t *context = NULL;
@@ -133,7 +146,7 @@ static void expect_load(const dlc_test_gpu_chain_t *c, dlc_status_t status,
   uint8_t *data;
   size_t size;
   dlc_test_build_gpu_chain(c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(cu_context_create(&context), "");
   CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model), status,
                dlc_context_message(context));
   CHECK_CONTAINS(dlc_context_message(context), part);
@@ -152,7 +165,7 @@ static void load_and_run(const dlc_test_gpu_chain_t *c, int profiling,
   size_t size;
   int r;
   dlc_test_build_gpu_chain(c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(cu_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   session = make_session(context, model, profiling);
@@ -179,7 +192,7 @@ static void test_graph_replay(void) {
   fake_cuda_reset();
   cu_chain(&c);
   dlc_test_build_gpu_chain(&c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(cu_context_create(&context), "");
   CHECK_OK(dlc_context_probe(context, DLCX_TARGET_CUDA),
            dlc_context_message(context));
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
@@ -308,7 +321,7 @@ static void test_profiling(void) {
   fake_cuda_reset();
   cu_chain(&c);
   dlc_test_build_gpu_chain(&c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(cu_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   session = make_session(context, model, 1);
@@ -346,7 +359,7 @@ static void test_library_errors(void) {
   fake_cuda_reset();
   cu_chain(&c);
   dlc_test_build_gpu_chain(&c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(cu_context_create(&context), "");
 
   fake_cuda_fail_next("cuModuleLoadDataEx", 2);
   CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model),
@@ -459,7 +472,7 @@ static void test_refusals(void) {
     memset(&options, 0, sizeof(options));
     options.struct_size = sizeof(options);
     options.device_index = 1;
-    CHECK_OK(dlc_context_create(NULL, &context), "");
+    CHECK_OK(cu_context_create(&context), "");
     CHECK_OK(dlc_model_load_memory(context, data, size, &options, &model),
              dlc_context_message(context));
     dlc_model_destroy(model);
@@ -477,7 +490,7 @@ static void test_refusals(void) {
 static void expect_unavailable(const char *part) {
   dlc_context_t *context = NULL;
   dlc_test_gpu_chain_t c;
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(cu_context_create(&context), "");
   CHECK_STATUS(dlc_context_probe(context, DLCX_TARGET_CUDA),
                DLC_ERROR_UNAVAILABLE, dlc_context_message(context));
   CHECK_CONTAINS(dlc_context_message(context), part);
@@ -492,13 +505,25 @@ static void test_unavailable(void) {
   expect_unavailable("CUDA is not available: cuInit reports no CUDA-capable "
                      "device");
   fake_cuda_reset();
-  CHECK(setenv("DLC_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1) == 0);
+  g_cu_options.library = "/nonexistent/libcuda.so.1";
   expect_unavailable("cannot load the CUDA driver library "
                      "'/nonexistent/libcuda.so.1'");
-  CHECK(setenv("DLC_CUDA_LIBRARY", DLC_TEST_FAKE_CUDA_OLD, 1) == 0);
+  g_cu_options.library = DLC_TEST_FAKE_CUDA_OLD;
   expect_unavailable("lacks cuGraphInstantiateWithFlags (dlc needs a driver "
                      "for CUDA 11.4 or newer)");
-  CHECK(setenv("DLC_CUDA_LIBRARY", DLC_TEST_FAKE_CUDA, 1) == 0);
+  g_cu_options.library = DLC_TEST_FAKE_CUDA;
+  /* Options whose struct_size this runtime does not know are refused. */
+  {
+    dlc_context_t *context = NULL;
+    g_cu_options.struct_size = sizeof(g_cu_options) + 8;
+    CHECK_STATUS(cu_context_create(&context), DLC_ERROR_INVALID_ARGUMENT,
+                 "struct_size too big");
+    g_cu_options.struct_size = 2;
+    CHECK_STATUS(cu_context_create(&context), DLC_ERROR_INVALID_ARGUMENT,
+                 "struct_size too small");
+    CHECK(context == NULL);
+    g_cu_options.struct_size = sizeof(g_cu_options);
+  }
 }
 
 typedef struct counting_allocator_t {
@@ -552,6 +577,7 @@ static void test_allocations(void) {
       memset(&options, 0, sizeof(options));
       options.struct_size = sizeof(options);
       options.allocator = counting.base;
+      options.cuda = &g_cu_options;
       status = dlc_context_create(&options, &context);
       if (status == DLC_OK)
         status = dlc_model_load_memory(context, data, size, NULL, &model);
@@ -635,6 +661,9 @@ static void test_dlc_run(void) {
 
 int main(void) {
   g_ptx_size = make_ptx(g_ptx, sizeof(g_ptx), 87);
+  g_cu_options.struct_size = sizeof(g_cu_options);
+  g_cu_options.library = DLC_TEST_FAKE_CUDA;
+  /* dlc-run, run by test_dlc_run, maps this onto the same option. */
   CHECK(setenv("DLC_CUDA_LIBRARY", DLC_TEST_FAKE_CUDA, 1) == 0);
   RUN(test_graph_replay);
   RUN(test_grids);

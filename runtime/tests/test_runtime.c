@@ -8,6 +8,7 @@
 
 #include "artifact_builder.h"
 #include "dlc/cpu_driver.h"
+#include "dlc/cuda_driver.h"
 #include "dlc/driver.h"
 #include "dlc/runtime.h"
 #include "test_kernels.h"
@@ -602,11 +603,20 @@ static void test_driver_errors(void) {
     dlc_ab_target_sm(b, 87);
     dlc_ab_finish(b, &data, &size);
     dlc_ab_destroy(b);
-    CHECK(setenv("DLC_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1) == 0);
-    CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model),
-                 DLC_ERROR_UNAVAILABLE, dlc_context_message(context));
-    CHECK_CONTAINS(dlc_context_message(context), "cuda");
-    CHECK(unsetenv("DLC_CUDA_LIBRARY") == 0);
+    dlc_cuda_driver_options_t cuda;
+    dlc_context_options_t options;
+    dlc_context_t *cuda_context = NULL;
+    memset(&cuda, 0, sizeof(cuda));
+    cuda.struct_size = sizeof(cuda);
+    cuda.library = "/nonexistent/libcuda.so.1";
+    memset(&options, 0, sizeof(options));
+    options.struct_size = sizeof(options);
+    options.cuda = &cuda;
+    CHECK_OK(dlc_context_create(&options, &cuda_context), "");
+    CHECK_STATUS(dlc_model_load_memory(cuda_context, data, size, NULL, &model),
+                 DLC_ERROR_UNAVAILABLE, dlc_context_message(cuda_context));
+    CHECK_CONTAINS(dlc_context_message(cuda_context), "cuda");
+    dlc_context_destroy(cuda_context);
     dlc_ab_free(data);
   }
   dlc_context_destroy(context);

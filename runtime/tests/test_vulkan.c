@@ -22,6 +22,7 @@
 #include "artifact_builder.h"
 #include "dlc/driver.h"
 #include "dlc/runtime.h"
+#include "dlc/vulkan_driver.h"
 #include "test_models.h"
 #include "test_util.h"
 
@@ -32,6 +33,19 @@ static const char *const g_names[K_KERNELS] = {"add",  "reverse", "scale",
                                                "zero", "count",   "half"};
 static uint8_t *g_spirv[K_KERNELS];
 static size_t g_spirv_size[K_KERNELS];
+
+/* The Vulkan driver's options for every context the tests create; main
+ * turns validation on under ctest's vulkan_validation (DLC_VULKAN_VALIDATE=1,
+ * mapped here as dlc-run maps it), and tests change the rest in turn. */
+static dlc_vulkan_driver_options_t g_vk_options;
+
+static dlc_status_t vk_context_create(dlc_context_t **out_context) {
+  dlc_context_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.vulkan = &g_vk_options;
+  return dlc_context_create(&options, out_context);
+}
 
 /*===--- helpers ---------------------------------------------------------===*/
 
@@ -140,7 +154,7 @@ static void expect_load(const uint8_t *data, size_t size, dlc_status_t status,
                         const char *part) {
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model), status,
                dlc_context_message(context));
   CHECK_CONTAINS(dlc_context_message(context), part);
@@ -167,7 +181,7 @@ static void load_and_run(const dlc_test_gpu_chain_t *c, uint32_t n,
   size_t size;
   int r;
   build(c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   session = make_session(context, model, profiling);
@@ -192,7 +206,7 @@ static void test_run(void) {
 
   vk_chain(&c);
   build(&c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   CHECK(strcmp(dlc_model_driver_name(model), "vulkan") == 0);
@@ -241,7 +255,7 @@ static void test_profiling(void) {
   vk_chain(&c);
   c.n = 100000;
   build(&c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   session = make_session(context, model, 1);
@@ -314,7 +328,7 @@ static void test_two_sessions(void) {
   vk_chain(&c);
   c.n = 4096;
   build(&c, &data, &size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   sessions[0] = make_session(context, model, 0);
@@ -346,15 +360,14 @@ static void test_staging(void) {
   dlc_test_gpu_chain_t c;
   vk_chain(&c);
   c.n = 3000;
-  CHECK(setenv("DLC_VULKAN_STAGING", "1", 1) == 0);
+  g_vk_options.force_staging = 1;
   load_and_run(&c, c.n, 0, 3);
   load_and_run(&c, c.n, 1, 2);
-  CHECK(unsetenv("DLC_VULKAN_STAGING") == 0);
+  g_vk_options.force_staging = 0;
 }
 
 /* No launches: an input that is also the output goes in and out. */
 static void test_passthrough(void) {
-  static const char *const staging[2] = {"0", "1"};
   int64_t dims[1] = {37};
   int8_t in[37], out[37];
   int i;
@@ -372,8 +385,8 @@ static void test_passthrough(void) {
     dlc_ab_output(b, t);
     dlc_ab_finish(b, &data, &size);
     dlc_ab_destroy(b);
-    CHECK(setenv("DLC_VULKAN_STAGING", staging[i], 1) == 0);
-    CHECK_OK(dlc_context_create(NULL, &context), "");
+    g_vk_options.force_staging = (uint32_t)i;
+    CHECK_OK(vk_context_create(&context), "");
     CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
              dlc_context_message(context));
     session = make_session(context, model, 1);
@@ -387,7 +400,7 @@ static void test_passthrough(void) {
     dlc_context_destroy(context);
     dlc_ab_free(data);
   }
-  CHECK(unsetenv("DLC_VULKAN_STAGING") == 0);
+  g_vk_options.force_staging = 0;
 }
 
 /* Run allocates nothing; every failed allocation is reported, leaks
@@ -415,6 +428,7 @@ static void test_allocations(void) {
     memset(&options, 0, sizeof(options));
     options.struct_size = sizeof(options);
     options.allocator = counting.base;
+    options.vulkan = &g_vk_options;
     status = dlc_context_create(&options, &context);
     if (status == DLC_OK)
       status = dlc_model_load_memory(context, data, size, NULL, &model);
@@ -449,7 +463,7 @@ static void test_allocations(void) {
 }
 
 /* A float16 kernel: runs where the device has the feature; refused with
- * the feature named where it does not (DLC_VULKAN_MASK_FEATURES). */
+ * the feature named where it does not (masked_features). */
 static void build_half(uint64_t features, uint8_t **data, size_t *size) {
   int64_t dims[1] = {200};
   uint32_t n = 200, bindings[3], k;
@@ -484,7 +498,7 @@ static void test_features(void) {
     dlc_context_t *context = NULL;
     dlc_model_t *model = NULL;
     dlc_status_t status;
-    CHECK_OK(dlc_context_create(NULL, &context), "");
+    CHECK_OK(vk_context_create(&context), "");
     status = dlc_model_load_memory(context, data, size, NULL, &model);
     if (status == DLC_ERROR_UNSUPPORTED) {
       /* A device without float16: the refusal must say so. */
@@ -510,14 +524,14 @@ static void test_features(void) {
   }
 
   /* The same device, told to treat float16 and int64 as missing. */
-  CHECK(setenv("DLC_VULKAN_MASK_FEATURES", "0x1100", 1) == 0);
+  g_vk_options.masked_features = 0x1100;
   expect_load(data, size, DLC_ERROR_UNSUPPORTED,
               "needs shaderFloat16 and storageBuffer16BitAccess (target "
               "feature 0x100), which Vulkan device '");
   dlc_ab_free(data);
   c.features = DLCX_FEATURE_VK_INT64;
   expect_chain_load(&c, DLC_ERROR_UNSUPPORTED, "shaderInt64");
-  CHECK(unsetenv("DLC_VULKAN_MASK_FEATURES") == 0);
+  g_vk_options.masked_features = 0;
 }
 
 static void test_bad_code(void) {
@@ -582,7 +596,7 @@ static void test_limits(void) {
     dlc_context_t *context = NULL;
     dlc_model_t *model = NULL;
     dlc_status_t status;
-    CHECK_OK(dlc_context_create(NULL, &context), "");
+    CHECK_OK(vk_context_create(&context), "");
     status = dlc_model_load_memory(context, data, size, NULL, &model);
     if (status != DLC_OK) {
       CHECK_STATUS(status, DLC_ERROR_UNSUPPORTED, dlc_context_message(context));
@@ -619,8 +633,8 @@ static void test_loop_limit(void) {
   dlc_ab_finish(b, &data, &size);
   dlc_ab_destroy(b);
 
-  CHECK(setenv("DLC_VULKAN_DEVICE", "llvmpipe", 1) == 0);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  g_vk_options.device_filter = "llvmpipe";
+  CHECK_OK(vk_context_create(&context), "");
   status = dlc_model_load_memory(context, data, size, NULL, &model);
   if (status != DLC_ERROR_UNAVAILABLE) { /* a lavapipe device is present */
     CHECK_STATUS(status, DLC_ERROR_UNSUPPORTED, dlc_context_message(context));
@@ -629,14 +643,14 @@ static void test_loop_limit(void) {
                    "iterations per invocation");
   }
   dlc_context_destroy(context);
-  CHECK(unsetenv("DLC_VULKAN_DEVICE") == 0);
+  g_vk_options.device_filter = NULL;
 
   /* At the limit it loads. */
   ((dlcx_kernel_limits_t
         *)(data + dlc_ab_section(data, DLCX_SECTION_KERNEL_LIMITS)->offset))[0]
       .max_loop_iterations = 65535;
   dlc_ab_reseal(data, size);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   dlc_model_destroy(model);
@@ -659,20 +673,20 @@ static void test_devices(void) {
   memset(&options, 0, sizeof(options));
   options.struct_size = sizeof(options);
   options.device_index = 99;
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_STATUS(dlc_model_load_memory(context, data, size, &options, &model),
                DLC_ERROR_UNAVAILABLE, dlc_context_message(context));
   CHECK_CONTAINS(dlc_context_message(context), "device_index 99: there are");
   dlc_context_destroy(context);
 
   /* By name: none matches, then the first device's own name does. */
-  CHECK(setenv("DLC_VULKAN_DEVICE", "no such device", 1) == 0);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  g_vk_options.device_filter = "no such device";
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_STATUS(dlc_context_probe(context, DLCX_TARGET_VULKAN),
                DLC_ERROR_UNAVAILABLE, dlc_context_message(context));
   CHECK_CONTAINS(dlc_context_message(context),
                  "there are 0 Vulkan devices whose name contains 'no such "
-                 "device' (DLC_VULKAN_DEVICE)");
+                 "device' (the device filter)");
   begin = strstr(dlc_context_message(context), "('");
   CHECK(begin);
   begin += 2;
@@ -681,22 +695,22 @@ static void test_devices(void) {
   memcpy(name, begin, (size_t)(end - begin));
   name[end - begin] = '\0';
   dlc_context_destroy(context);
-  CHECK(setenv("DLC_VULKAN_DEVICE", name, 1) == 0);
+  g_vk_options.device_filter = name;
   options.device_index = 0;
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_OK(dlc_model_load_memory(context, data, size, &options, &model),
            dlc_context_message(context));
   dlc_model_destroy(model);
   dlc_context_destroy(context);
-  CHECK(unsetenv("DLC_VULKAN_DEVICE") == 0);
+  g_vk_options.device_filter = NULL;
   dlc_ab_free(data);
 }
 
 static void test_missing_library(void) {
   dlc_context_t *context = NULL;
   dlc_test_gpu_chain_t c;
-  CHECK(setenv("DLC_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1", 1) == 0);
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  g_vk_options.library = "/nonexistent/libvulkan.so.1";
+  CHECK_OK(vk_context_create(&context), "");
   CHECK_STATUS(dlc_context_probe(context, DLCX_TARGET_VULKAN),
                DLC_ERROR_UNAVAILABLE, dlc_context_message(context));
   CHECK_CONTAINS(dlc_context_message(context), "cannot load the Vulkan loader "
@@ -705,9 +719,15 @@ static void test_missing_library(void) {
   vk_chain(&c);
   expect_chain_load(&c, DLC_ERROR_UNAVAILABLE, "/nonexistent/libvulkan.so.1");
   /* Not the loader at all: a library without vkGetInstanceProcAddr. */
-  CHECK(setenv("DLC_VULKAN_LIBRARY", "libm.so.6", 1) == 0);
+  g_vk_options.library = "libm.so.6";
   expect_chain_load(&c, DLC_ERROR_UNAVAILABLE, "has no vkGetInstanceProcAddr");
-  CHECK(unsetenv("DLC_VULKAN_LIBRARY") == 0);
+  g_vk_options.library = NULL;
+  /* Options whose struct_size this runtime does not know are refused. */
+  g_vk_options.struct_size = sizeof(g_vk_options) + 8;
+  CHECK_STATUS(vk_context_create(&context), DLC_ERROR_INVALID_ARGUMENT,
+               "struct_size too big");
+  CHECK(context == NULL);
+  g_vk_options.struct_size = sizeof(g_vk_options);
 }
 
 /*===--- dlc-run ---------------------------------------------------------===*/
@@ -827,10 +847,13 @@ static int load_kernels(void) {
 
 int main(void) {
   dlc_context_t *context = NULL;
+  const char *validate = getenv("DLC_VULKAN_VALIDATE");
   int i;
+  g_vk_options.struct_size = sizeof(g_vk_options);
+  g_vk_options.validate = validate && strcmp(validate, "1") == 0;
   if (!load_kernels())
     return SKIPPED;
-  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(vk_context_create(&context), "");
   if (dlc_context_probe(context, DLCX_TARGET_VULKAN) != DLC_OK) {
     printf("test_vulkan: skipped: %s\n", dlc_context_message(context));
     dlc_context_destroy(context);

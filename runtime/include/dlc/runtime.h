@@ -80,14 +80,24 @@ typedef struct dlc_driver_t dlc_driver_t;
 
 typedef struct dlc_context_t dlc_context_t;
 
+/* Declared in dlc/vulkan_driver.h and dlc/cuda_driver.h. */
+struct dlc_vulkan_driver_options_t;
+struct dlc_cuda_driver_options_t;
+
 typedef struct dlc_context_options_t {
   uint32_t struct_size; /* sizeof(dlc_context_options_t) */
   /* NULL alloc: dlc_allocator_system(). */
   dlc_allocator_t allocator;
+  /* Options of the built-in Vulkan and CUDA drivers, read (and copied) by
+   * dlc_context_create; NULL: the defaults. A build of the runtime without
+   * that driver ignores them. */
+  const struct dlc_vulkan_driver_options_t *vulkan;
+  const struct dlc_cuda_driver_options_t *cuda;
 } dlc_context_options_t;
 
 /* `options` may be NULL for the defaults. Registers the built-in drivers that
- * this build of the runtime contains. */
+ * this build of the runtime contains. The runtime reads no environment
+ * variables: what a driver can be told is in its options. */
 dlc_status_t dlc_context_create(const dlc_context_options_t *options,
                                 dlc_context_t **out_context);
 void dlc_context_destroy(dlc_context_t *context);

@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dlc/cuda_driver.h"
 #include "dlc/runtime.h"
+#include "dlc/vulkan_driver.h"
 #include "tensor_file.h"
 
 #define DLC_RUN_VERSION "0.1.0"
@@ -64,6 +66,11 @@ static void dlc_run_usage(FILE *out) {
           "  --print-io           describe inputs and outputs, show output "
           "values\n"
           "  --help, --version\n"
+          "\n"
+          "Driver options from the environment (runtime/README.md):\n"
+          "  DLC_VULKAN_LIBRARY, DLC_VULKAN_DEVICE, DLC_VULKAN_VALIDATE=1,\n"
+          "  DLC_VULKAN_STAGING=1, DLC_VULKAN_MASK_FEATURES, "
+          "DLC_CUDA_LIBRARY\n"
           "\n"
           "exit status: 0 ok, 1 an --expect mismatch, 2 any other error\n");
 }
@@ -691,8 +698,52 @@ static int dlc_run_session(const dlc_run_options_t *o, dlc_model_t *model,
   return dlc_check_expects(o, model, outputs);
 }
 
+/* The runtime reads no environment variables; dlc-run maps these onto the
+ * drivers' options (runtime/README.md). 0, with an error printed, when one
+ * is malformed. */
+static int dlc_run_driver_options(dlc_vulkan_driver_options_t *vulkan,
+                                  dlc_cuda_driver_options_t *cuda) {
+  static const char *const flags[] = {"DLC_VULKAN_VALIDATE",
+                                      "DLC_VULKAN_STAGING"};
+  const char *mask = getenv("DLC_VULKAN_MASK_FEATURES");
+  uint32_t values[2];
+  size_t i;
+  memset(vulkan, 0, sizeof(*vulkan));
+  memset(cuda, 0, sizeof(*cuda));
+  vulkan->struct_size = sizeof(*vulkan);
+  cuda->struct_size = sizeof(*cuda);
+  for (i = 0; i < 2; ++i) {
+    const char *text = getenv(flags[i]);
+    if (text && *text && strcmp(text, "0") != 0 && strcmp(text, "1") != 0) {
+      dlc_run_error("%s is '%s'; set it to 1 or 0", flags[i], text);
+      return 0;
+    }
+    values[i] = text && strcmp(text, "1") == 0;
+  }
+  vulkan->validate = values[0];
+  vulkan->force_staging = values[1];
+  vulkan->library = getenv("DLC_VULKAN_LIBRARY");
+  vulkan->device_filter = getenv("DLC_VULKAN_DEVICE");
+  if (mask && *mask) {
+    char *end = NULL;
+    errno = 0;
+    vulkan->masked_features = strtoull(mask, &end, 0);
+    if (errno != 0 || !end || *end != '\0' || mask[0] == '-') {
+      dlc_run_error("DLC_VULKAN_MASK_FEATURES is '%s'; set it to a number "
+                    "such as 0x1100",
+                    mask);
+      return 0;
+    }
+  }
+  cuda->library = getenv("DLC_CUDA_LIBRARY");
+  return 1;
+}
+
 int main(int argc, char **argv) {
   dlc_run_options_t o;
+  dlc_context_options_t context_options;
+  dlc_vulkan_driver_options_t vulkan_options;
+  dlc_cuda_driver_options_t cuda_options;
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
   dlc_session_t *session = NULL;
@@ -704,7 +755,13 @@ int main(int argc, char **argv) {
     return status;
 
   status = DLC_EXIT_ERROR;
-  if (dlc_context_create(NULL, &context) != DLC_OK) {
+  if (!dlc_run_driver_options(&vulkan_options, &cuda_options))
+    goto done;
+  memset(&context_options, 0, sizeof(context_options));
+  context_options.struct_size = sizeof(context_options);
+  context_options.vulkan = &vulkan_options;
+  context_options.cuda = &cuda_options;
+  if (dlc_context_create(&context_options, &context) != DLC_OK) {
     dlc_run_error("cannot create a runtime context");
     goto done;
   }

@@ -27,31 +27,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common.h"
 #include "cuda_api.h"
 #include "dlc/cuda_driver.h"
-
-#if !defined(DLC_RUNTIME_SINGLE_THREADED)
-#include <pthread.h>
-typedef pthread_mutex_t dlc_cu_mutex_t;
-#define dlc_cu_mutex_init(m) (pthread_mutex_init((m), NULL) == 0)
-#define dlc_cu_mutex_destroy(m) pthread_mutex_destroy(m)
-#define dlc_cu_lock(m) pthread_mutex_lock(m)
-#define dlc_cu_unlock(m) pthread_mutex_unlock(m)
-#else
-typedef int dlc_cu_mutex_t;
-#define dlc_cu_mutex_init(m) ((void)(m), 1)
-#define dlc_cu_mutex_destroy(m) ((void)(m))
-#define dlc_cu_lock(m) ((void)(m))
-#define dlc_cu_unlock(m) ((void)(m))
-#endif
 
 #define DLC_CU_FEATURE_MASK ((uint64_t)DLCX_FEATURE_CUDA_CUBIN)
 
 typedef struct dlc_cu_driver_t {
   dlc_driver_t driver; /* first: the vtable's address is the state's */
   dlc_allocator_t allocator;
-  dlc_cu_mutex_t lock; /* opening the library, once */
-  void *library;       /* set once cuInit succeeded */
+  dlc_mutex_t lock;   /* opening the library, once */
+  char *library_path; /* dlc_cuda_driver_options_t.library, or NULL */
+  void *library;      /* set once cuInit succeeded */
   dlc_cu_api_t api;
 } dlc_cu_driver_t;
 
@@ -124,22 +111,22 @@ static dlc_status_t dlc_cu_fail(const dlc_cu_api_t *api, dlc_cu_result_t result,
  * earlier call did. A failure leaves nothing open, so a later call (after
  * the user installed a driver, say) tries again. */
 static dlc_status_t dlc_cu_open(dlc_cu_driver_t *cu, dlc_message_t *message) {
-  const char *path = getenv("DLC_CUDA_LIBRARY");
+  const char *path = cu->library_path;
   dlc_status_t status = DLC_OK;
   dlc_cu_result_t result;
   void *library;
 
-  dlc_cu_lock(&cu->lock);
+  dlc_mutex_lock(&cu->lock);
   if (cu->library) {
-    dlc_cu_unlock(&cu->lock);
+    dlc_mutex_unlock(&cu->lock);
     return DLC_OK;
   }
-  if (!path || !*path)
+  if (!path)
     path = "libcuda.so.1";
   library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *why = dlerror();
-    dlc_cu_unlock(&cu->lock);
+    dlc_mutex_unlock(&cu->lock);
     return dlc_message_set(message, DLC_ERROR_UNAVAILABLE,
                            "CUDA is not available: cannot load the CUDA "
                            "driver library '%s' (%s); install the NVIDIA "
@@ -177,7 +164,7 @@ static dlc_status_t dlc_cu_open(dlc_cu_driver_t *cu, dlc_message_t *message) {
     cu->library = library;
   else
     dlclose(library);
-  dlc_cu_unlock(&cu->lock);
+  dlc_mutex_unlock(&cu->lock);
   return status;
 }
 
@@ -810,25 +797,35 @@ static void dlc_cu_driver_destroy(dlc_driver_t *driver) {
   dlc_cu_driver_t *cu = (dlc_cu_driver_t *)driver->self;
   if (cu->library)
     dlclose(cu->library);
-  dlc_cu_mutex_destroy(&cu->lock);
+  dlc_mutex_destroy(&cu->lock);
+  cu->allocator.free(cu->allocator.self, cu->library_path);
   cu->allocator.free(cu->allocator.self, cu);
 }
 
-dlc_status_t dlc_cuda_driver_create(const dlc_allocator_t *allocator,
+dlc_status_t
+dlc_cuda_driver_create_with_options(const dlc_allocator_t *allocator,
+                                    const dlc_cuda_driver_options_t *options,
                                     dlc_driver_t **out_driver) {
   dlc_allocator_t resolved =
       allocator && allocator->alloc ? *allocator : dlc_allocator_system();
+  dlc_cuda_driver_options_t o;
   dlc_cu_driver_t *cu;
+  int failed = 0;
   if (!out_driver)
+    return DLC_ERROR_INVALID_ARGUMENT;
+  memset(&o, 0, sizeof(o));
+  if (!dlc_driver_options_copy(options, sizeof(o), &o))
     return DLC_ERROR_INVALID_ARGUMENT;
   cu = (dlc_cu_driver_t *)resolved.alloc(resolved.self, sizeof(*cu), 16);
   if (!cu)
     return DLC_ERROR_OUT_OF_MEMORY;
   memset(cu, 0, sizeof(*cu));
   cu->allocator = resolved;
-  if (!dlc_cu_mutex_init(&cu->lock)) {
+  cu->library_path = dlc_driver_strdup(&resolved, o.library, &failed);
+  if (failed || !dlc_mutex_init(&cu->lock)) {
+    resolved.free(resolved.self, cu->library_path);
     resolved.free(resolved.self, cu);
-    return DLC_ERROR_DEVICE;
+    return failed ? DLC_ERROR_OUT_OF_MEMORY : DLC_ERROR_DEVICE;
   }
   cu->driver.abi_version = DLC_DRIVER_ABI_VERSION;
   cu->driver.target = DLCX_TARGET_CUDA;
@@ -846,4 +843,9 @@ dlc_status_t dlc_cuda_driver_create(const dlc_allocator_t *allocator,
   cu->driver.destroy = dlc_cu_driver_destroy;
   *out_driver = &cu->driver;
   return DLC_OK;
+}
+
+dlc_status_t dlc_cuda_driver_create(const dlc_allocator_t *allocator,
+                                    dlc_driver_t **out_driver) {
+  return dlc_cuda_driver_create_with_options(allocator, NULL, out_driver);
 }

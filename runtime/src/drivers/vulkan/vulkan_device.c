@@ -159,10 +159,10 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL dlc_vk_on_message(
                      : "validation warning",
             text);
   if (error) {
-    dlc_vk_lock(&vk->validation_lock);
+    dlc_mutex_lock(&vk->validation_lock);
     if (vk->validation_errors++ == vk->validation_reported)
       snprintf(vk->validation_first, sizeof(vk->validation_first), "%s", text);
-    dlc_vk_unlock(&vk->validation_lock);
+    dlc_mutex_unlock(&vk->validation_lock);
   }
   return VK_FALSE;
 }
@@ -172,7 +172,7 @@ dlc_status_t dlc_vk_validation_check(dlc_vk_driver_t *vk,
   dlc_status_t status = DLC_OK;
   if (!vk->validate)
     return DLC_OK;
-  dlc_vk_lock(&vk->validation_lock);
+  dlc_mutex_lock(&vk->validation_lock);
   if (vk->validation_errors != vk->validation_reported) {
     status = dlc_message_set(
         message, DLC_ERROR_DEVICE,
@@ -180,17 +180,17 @@ dlc_status_t dlc_vk_validation_check(dlc_vk_driver_t *vk,
         vk->validation_errors - vk->validation_reported, vk->validation_first);
     vk->validation_reported = vk->validation_errors;
   }
-  dlc_vk_unlock(&vk->validation_lock);
+  dlc_mutex_unlock(&vk->validation_lock);
   return status;
 }
 
 /*===--- the instance ---------------------------------------------------===*/
 
 int dlc_vk_driver_init(dlc_vk_driver_t *vk) {
-  if (!dlc_vk_mutex_init(&vk->lock))
+  if (!dlc_mutex_init(&vk->lock))
     return 0;
-  if (!dlc_vk_mutex_init(&vk->validation_lock)) {
-    dlc_vk_mutex_destroy(&vk->lock);
+  if (!dlc_mutex_init(&vk->validation_lock)) {
+    dlc_mutex_destroy(&vk->lock);
     return 0;
   }
   return 1;
@@ -202,7 +202,7 @@ static void dlc_vk_close_instance(dlc_vk_driver_t *vk) {
     dlc_vk_device_t *d = &vk->devices[i];
     if (d->device)
       d->fn.vkDestroyDevice(d->device, NULL);
-    dlc_vk_mutex_destroy(&d->queue_lock);
+    dlc_mutex_destroy(&d->queue_lock);
   }
   vk->allocator.free(vk->allocator.self, vk->devices);
   vk->devices = NULL;
@@ -222,8 +222,10 @@ static void dlc_vk_close_instance(dlc_vk_driver_t *vk) {
 
 void dlc_vk_driver_fini(dlc_vk_driver_t *vk) {
   dlc_vk_close_instance(vk);
-  dlc_vk_mutex_destroy(&vk->validation_lock);
-  dlc_vk_mutex_destroy(&vk->lock);
+  vk->allocator.free(vk->allocator.self, vk->library_path);
+  vk->allocator.free(vk->allocator.self, vk->device_filter);
+  dlc_mutex_destroy(&vk->validation_lock);
+  dlc_mutex_destroy(&vk->lock);
 }
 
 /* Whether `name` is among the instance layers, or the instance extensions
@@ -433,10 +435,7 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
  * behind. Called with the lock held. */
 static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
                                          dlc_message_t *message) {
-  const char *path = getenv("DLC_VULKAN_LIBRARY");
-  const char *validate = getenv("DLC_VULKAN_VALIDATE");
-  const char *staging = getenv("DLC_VULKAN_STAGING");
-  const char *mask_text = getenv("DLC_VULKAN_MASK_FEATURES");
+  const char *path = vk->library_path;
   PFN_vkGetInstanceProcAddr entry;
   PFN_vkEnumerateInstanceVersion enum_version;
   PFN_vkCreateInstance create_instance;
@@ -448,13 +447,12 @@ static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
   const char *extension = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   VkPhysicalDevice *physical = NULL;
   uint32_t version = DLC_VK_VERSION(1, 0), count = 0, i;
-  uint64_t mask = mask_text ? strtoull(mask_text, NULL, 0) : 0;
   dlc_status_t status = DLC_OK;
   VkResult result = VK_SUCCESS;
 
   memset(&messenger_info, 0, sizeof(messenger_info));
 
-  if (!path || !*path)
+  if (!path)
     path = "libvulkan.so.1";
   vk->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!vk->library) {
@@ -503,7 +501,6 @@ static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
   info.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
   info.pApplicationInfo = &app;
 
-  vk->validate = validate && strcmp(validate, "1") == 0;
   if (vk->validate) {
     int has_layer = 0, has_extension = 0;
     status =
@@ -516,7 +513,7 @@ static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
                                    &has_extension, message);
     if (status == DLC_OK && !has_extension)
       status = dlc_message_set(message, DLC_ERROR_UNAVAILABLE,
-                               "DLC_VULKAN_VALIDATE=1, but the instance "
+                               "validation was asked for, but the instance "
                                "extension %s is missing",
                                extension);
     if (status != DLC_OK) {
@@ -577,7 +574,7 @@ static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
             VK_SUCCESS) {
       vk->messenger = VK_NULL_HANDLE;
       status = dlc_message_set(message, DLC_ERROR_UNAVAILABLE,
-                               "DLC_VULKAN_VALIDATE=1, but the debug "
+                               "validation was asked for, but the debug "
                                "messenger cannot be created");
     }
   }
@@ -611,16 +608,16 @@ static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
   for (i = 0; status == DLC_OK && i < count; ++i) {
     dlc_vk_device_t *d = &vk->devices[i];
     memset(d, 0, sizeof(*d));
-    if (!dlc_vk_mutex_init(&d->queue_lock)) {
+    if (!dlc_mutex_init(&d->queue_lock)) {
       status =
           dlc_message_set(message, DLC_ERROR_DEVICE, "cannot create a mutex");
       break;
     }
     vk->device_count = i + 1;
     d->physical = physical[i];
-    status =
-        dlc_vk_query_device(vk, version, mask & DLC_VK_FEATURE_MASK,
-                            staging && strcmp(staging, "1") == 0, d, message);
+    status = dlc_vk_query_device(vk, version,
+                                 vk->masked_features & DLC_VK_FEATURE_MASK,
+                                 vk->force_staging, d, message);
   }
   vk->allocator.free(vk->allocator.self, physical);
   if (status != DLC_OK)
@@ -631,12 +628,12 @@ static dlc_status_t dlc_vk_open_instance(dlc_vk_driver_t *vk,
 dlc_status_t dlc_vk_select(dlc_vk_driver_t *vk, uint32_t index,
                            dlc_message_t *message,
                            dlc_vk_device_t **out_device) {
-  const char *filter = getenv("DLC_VULKAN_DEVICE");
+  const char *filter = vk->device_filter;
   dlc_vk_device_t *d = NULL;
   dlc_status_t status = DLC_OK;
   uint32_t i, matches = 0;
 
-  dlc_vk_lock(&vk->lock);
+  dlc_mutex_lock(&vk->lock);
   if (!vk->instance)
     status = dlc_vk_open_instance(vk, message);
   for (i = 0; status == DLC_OK && i < vk->device_count && !d; ++i)
@@ -657,7 +654,7 @@ dlc_status_t dlc_vk_select(dlc_vk_driver_t *vk, uint32_t index,
         "device_index %" PRIu32 ": there are %" PRIu32
         " Vulkan devices%s%s%s (%s)",
         index, matches, filter ? " whose name contains '" : "",
-        filter ? filter : "", filter ? "' (DLC_VULKAN_DEVICE)" : "", names);
+        filter ? filter : "", filter ? "' (the device filter)" : "", names);
   }
   if (status == DLC_OK && d->api_version < DLC_VK_VERSION(1, 1))
     status = dlc_message_set(message, DLC_ERROR_UNAVAILABLE,
@@ -670,7 +667,7 @@ dlc_status_t dlc_vk_select(dlc_vk_driver_t *vk, uint32_t index,
     status = dlc_message_set(message, DLC_ERROR_UNAVAILABLE,
                              "Vulkan device '%s' has no compute queue",
                              d->properties.deviceName);
-  dlc_vk_unlock(&vk->lock);
+  dlc_mutex_unlock(&vk->lock);
   if (status == DLC_OK)
     *out_device = d;
   return status;
@@ -782,9 +779,9 @@ static dlc_status_t dlc_vk_create_device(dlc_vk_driver_t *vk,
 dlc_status_t dlc_vk_device_open(dlc_vk_driver_t *vk, dlc_vk_device_t *device,
                                 dlc_message_t *message) {
   dlc_status_t status = DLC_OK;
-  dlc_vk_lock(&vk->lock);
+  dlc_mutex_lock(&vk->lock);
   if (!device->device)
     status = dlc_vk_create_device(vk, device, message);
-  dlc_vk_unlock(&vk->lock);
+  dlc_mutex_unlock(&vk->lock);
   return status;
 }

@@ -15,22 +15,8 @@
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+#include "../common.h"
 #include "dlc/driver.h"
-
-#if !defined(DLC_RUNTIME_SINGLE_THREADED)
-#include <pthread.h>
-typedef pthread_mutex_t dlc_vk_mutex_t;
-#define dlc_vk_mutex_init(m) (pthread_mutex_init((m), NULL) == 0)
-#define dlc_vk_mutex_destroy(m) pthread_mutex_destroy(m)
-#define dlc_vk_lock(m) pthread_mutex_lock(m)
-#define dlc_vk_unlock(m) pthread_mutex_unlock(m)
-#else
-typedef int dlc_vk_mutex_t;
-#define dlc_vk_mutex_init(m) ((void)(m), 1)
-#define dlc_vk_mutex_destroy(m) ((void)(m))
-#define dlc_vk_lock(m) ((void)(m))
-#define dlc_vk_unlock(m) ((void)(m))
-#endif
 
 #define DLC_VK_FEATURE_MASK                                                    \
   ((uint64_t)(DLCX_FEATURE_VK_FLOAT16 | DLCX_FEATURE_VK_INT8_STORAGE |         \
@@ -123,13 +109,13 @@ typedef struct dlc_vk_device_t {
   VkDevice device;
   VkQueue queue;
   dlc_vk_device_fn_t fn;
-  dlc_vk_mutex_t queue_lock; /* vkQueueSubmit needs the queue to itself */
+  dlc_mutex_t queue_lock; /* vkQueueSubmit needs the queue to itself */
 } dlc_vk_device_t;
 
 typedef struct dlc_vk_driver_t {
   dlc_driver_t driver; /* first: the vtable's address is the state's */
   dlc_allocator_t allocator;
-  dlc_vk_mutex_t lock; /* the loader, the instance and device creation */
+  dlc_mutex_t lock; /* the loader, the instance and device creation */
   void *library;
   VkInstance instance;
   dlc_vk_instance_fn_t fn;
@@ -137,10 +123,15 @@ typedef struct dlc_vk_driver_t {
   VkDebugUtilsMessengerEXT messenger;
   dlc_vk_device_t *devices;
   uint32_t device_count;
-  int validate; /* DLC_VULKAN_VALIDATE=1 */
+  /* dlc_vulkan_driver_options_t, the strings copied (NULL: the default). */
+  char *library_path;
+  char *device_filter;
+  int validate;
+  int force_staging;
+  uint64_t masked_features;
   /* Validation messages arrive on any thread, also inside calls that hold
    * `lock`, so they have a lock of their own. */
-  dlc_vk_mutex_t validation_lock;
+  dlc_mutex_t validation_lock;
   uint32_t validation_errors;
   uint32_t validation_reported;
   char validation_first[384];
@@ -152,7 +143,7 @@ int dlc_vk_driver_init(dlc_vk_driver_t *vk);
 void dlc_vk_driver_fini(dlc_vk_driver_t *vk);
 
 /* Opens the loader and creates the instance unless done, then picks the
- * device `index` counts to (among those DLC_VULKAN_DEVICE names) and checks
+ * device `index` counts to (among those the device filter names) and checks
  * that it can run compute work. Does not create the VkDevice. */
 dlc_status_t dlc_vk_select(dlc_vk_driver_t *vk, uint32_t index,
                            dlc_message_t *message,
@@ -162,7 +153,7 @@ dlc_status_t dlc_vk_select(dlc_vk_driver_t *vk, uint32_t index,
 dlc_status_t dlc_vk_device_open(dlc_vk_driver_t *vk, dlc_vk_device_t *device,
                                 dlc_message_t *message);
 
-/* With DLC_VULKAN_VALIDATE=1: DLC_ERROR_DEVICE, and the first message, when
+/* With validation on: DLC_ERROR_DEVICE, and the first message, when
  * validation errors arrived since the last check. */
 dlc_status_t dlc_vk_validation_check(dlc_vk_driver_t *vk,
                                      dlc_message_t *message);

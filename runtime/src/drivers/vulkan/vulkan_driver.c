@@ -259,9 +259,9 @@ static dlc_status_t dlc_vk_transfer(dlc_vk_device_t *d,
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &commands;
-    dlc_vk_lock(&d->queue_lock);
+    dlc_mutex_lock(&d->queue_lock);
     result = d->fn.vkQueueSubmit(d->queue, 1, &submit, fence);
-    dlc_vk_unlock(&d->queue_lock);
+    dlc_mutex_unlock(&d->queue_lock);
   }
   if (result == VK_SUCCESS)
     result = d->fn.vkWaitForFences(d->device, 1, &fence, VK_TRUE, UINT64_MAX);
@@ -1210,9 +1210,9 @@ static dlc_status_t dlc_vk_run(void *session_ptr, dlc_message_t *message) {
   result = d->fn.vkResetFences(d->device, 1, &s->fence);
   if (result == VK_SUCCESS) {
     what = "vkQueueSubmit";
-    dlc_vk_lock(&d->queue_lock);
+    dlc_mutex_lock(&d->queue_lock);
     result = d->fn.vkQueueSubmit(d->queue, 1, &submit, s->fence);
-    dlc_vk_unlock(&d->queue_lock);
+    dlc_mutex_unlock(&d->queue_lock);
   }
   if (result == VK_SUCCESS) {
     what = "vkWaitForFences";
@@ -1257,12 +1257,18 @@ static void dlc_vk_driver_destroy(dlc_driver_t *driver) {
   vk->allocator.free(vk->allocator.self, vk);
 }
 
-dlc_status_t dlc_vulkan_driver_create(const dlc_allocator_t *allocator,
-                                      dlc_driver_t **out_driver) {
+dlc_status_t dlc_vulkan_driver_create_with_options(
+    const dlc_allocator_t *allocator,
+    const dlc_vulkan_driver_options_t *options, dlc_driver_t **out_driver) {
   dlc_allocator_t resolved =
       allocator && allocator->alloc ? *allocator : dlc_allocator_system();
+  dlc_vulkan_driver_options_t o;
   dlc_vk_driver_t *vk;
+  int failed = 0;
   if (!out_driver)
+    return DLC_ERROR_INVALID_ARGUMENT;
+  memset(&o, 0, sizeof(o));
+  if (!dlc_driver_options_copy(options, sizeof(o), &o))
     return DLC_ERROR_INVALID_ARGUMENT;
   vk = (dlc_vk_driver_t *)resolved.alloc(resolved.self, sizeof(*vk), 16);
   if (!vk)
@@ -1272,6 +1278,16 @@ dlc_status_t dlc_vulkan_driver_create(const dlc_allocator_t *allocator,
   if (!dlc_vk_driver_init(vk)) {
     resolved.free(resolved.self, vk);
     return DLC_ERROR_DEVICE;
+  }
+  vk->library_path = dlc_driver_strdup(&resolved, o.library, &failed);
+  vk->device_filter = dlc_driver_strdup(&resolved, o.device_filter, &failed);
+  vk->validate = o.validate != 0;
+  vk->force_staging = o.force_staging != 0;
+  vk->masked_features = o.masked_features;
+  if (failed) {
+    dlc_vk_driver_fini(vk);
+    resolved.free(resolved.self, vk);
+    return DLC_ERROR_OUT_OF_MEMORY;
   }
   vk->driver.abi_version = DLC_DRIVER_ABI_VERSION;
   vk->driver.target = DLCX_TARGET_VULKAN;
@@ -1289,4 +1305,9 @@ dlc_status_t dlc_vulkan_driver_create(const dlc_allocator_t *allocator,
   vk->driver.destroy = dlc_vk_driver_destroy;
   *out_driver = &vk->driver;
   return DLC_OK;
+}
+
+dlc_status_t dlc_vulkan_driver_create(const dlc_allocator_t *allocator,
+                                      dlc_driver_t **out_driver) {
+  return dlc_vulkan_driver_create_with_options(allocator, NULL, out_driver);
 }
