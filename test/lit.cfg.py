@@ -27,5 +27,6 @@ llvm_config.add_tool_substitutions(tools, [config.dlc_tools_dir])
 
 if config.ptxas:
     config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
 if config.spirv_val:
     config.available_features.add("spirv-val")

@@ -18,7 +18,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 
@@ -271,7 +273,63 @@ std::string dlc::checkCompileOptions(const CompileOptions &options) {
       return (llvm::Twine("--emit=") + c.flag + " needs a " + c.target +
               " target, not " + options.target.str())
           .str();
+  if (!options.kernelDirectory.empty() && options.emit != EmitKind::SPIRV &&
+      options.emit != EmitKind::PTX)
+    return "one file per kernel (an output directory) is for --emit=spirv "
+           "and --emit=ptx";
   return "";
+}
+
+/// Writes `data` to `directory`/`name`; an error names the file.
+static LogicalResult writeKernelFile(Location loc, StringRef directory,
+                                     StringRef name, StringRef data) {
+  SmallString<256> path(directory);
+  llvm::sys::path::append(path, name);
+  std::error_code error;
+  llvm::raw_fd_ostream file(path, error, llvm::sys::fs::OF_None);
+  if (!error) {
+    file << data;
+    file.close();
+    error = file.error();
+  }
+  if (error)
+    return emitError(loc) << "cannot write '" << path
+                          << "': " << error.message();
+  return success();
+}
+
+/// --emit=spirv or --emit=ptx into a directory: one complete module per
+/// kernel. SPIR-V is one module per kernel already; PTX is one module for
+/// all kernels, so each kernel is compiled again on its own.
+static LogicalResult writeKernelFiles(ModuleOp kernels,
+                                      const dlc::CompileOptions &options,
+                                      const dlc::KernelBinary &binary) {
+  using namespace dlc;
+  Location loc = kernels.getLoc();
+  if (options.emit == EmitKind::SPIRV) {
+    for (const KernelInfo &k : binary.kernels)
+      if (failed(writeKernelFile(
+              loc, options.kernelDirectory, k.name + ".spv",
+              StringRef(binary.code).substr(k.codeOffset, k.codeSize))))
+        return failure();
+    return success();
+  }
+  SmallVector<std::string> names;
+  for (auto f : kernels.getOps<func::FuncOp>())
+    names.push_back(f.getSymName().str());
+  for (const std::string &name : names) {
+    OwningOpRef<ModuleOp> one = cast<ModuleOp>(kernels->clone());
+    for (auto f : llvm::make_early_inc_range(one->getOps<func::FuncOp>()))
+      if (f.getSymName() != name)
+        f.erase();
+    KernelBinary single;
+    if (failed(compileCUDAKernels(*one, options.target, /*requirePtxas=*/false,
+                                  single)) ||
+        failed(writeKernelFile(loc, options.kernelDirectory, name + ".ptx",
+                               StringRef(single.code).rtrim('\0'))))
+      return failure();
+  }
+  return success();
 }
 
 /// Runs the stages after import on `module` and writes the output.
@@ -310,6 +368,10 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
 
   const TargetDescription &target = options.target;
   OwningOpRef<ModuleOp> kernels = extractKernels(*module);
+  // Per-kernel PTX compiles each kernel from this module again.
+  OwningOpRef<ModuleOp> kernelsForFiles;
+  if (options.emit == EmitKind::PTX && !options.kernelDirectory.empty())
+    kernelsForFiles = cast<ModuleOp>((*kernels)->clone());
   if (mlir && options.stopAfter == Stage::Kernels) {
     kernels->print(output);
     output << "\n";
@@ -340,6 +402,14 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     output << "\n";
     return success();
   }
+  if (!options.kernelDirectory.empty())
+    return writeKernelFiles(kernelsForFiles ? *kernelsForFiles : *kernels,
+                            options, binary);
+  if (options.emit == EmitKind::SPIRV && binary.kernels.size() > 1)
+    return emitError(module->getLoc())
+           << "--emit=spirv: the model has " << binary.kernels.size()
+           << " kernels, one SPIR-V module each, and a file holds one "
+              "module; give -o a directory (DIR/) for one file per kernel";
   if (options.emit == EmitKind::Object || options.emit == EmitKind::SPIRV) {
     output << binary.code;
     return success();

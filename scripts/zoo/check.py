@@ -138,35 +138,34 @@ SPIRV_MAGIC = b"\x03\x02\x23\x07"
 def validate_spirv(args, dlc_compile, ccmd, tdir):
     """Runs spirv-val on every kernel's module (Vulkan 1.1 rules, 1.3 for
     SPIR-V 1.6 modules: those with integer dot products); returns
-    what is wrong, or None. --emit=spirv writes the modules back to back."""
+    what is wrong, or None. --emit=spirv -o DIR/ writes one module per
+    kernel, named after it."""
     spirv_val = shutil.which("spirv-val")
     if not spirv_val:
         return "spirv-val is not installed (scripts/setup.sh installs it)"
-    blob = os.path.join(tdir, "kernels.spv")
+    kernels = os.path.join(tdir, "spirv")
+    shutil.rmtree(kernels, ignore_errors=True)
     cmd = [c for c in ccmd if c != "--stats"]
-    cmd[cmd.index("-o") + 1] = blob
+    cmd[cmd.index("-o") + 1] = kernels + os.sep
     cmd.append("--emit=spirv")
     rc, out, err, _ = run(cmd, args.timeout)
     if rc != 0:
         return "--emit=spirv failed: " + common.first_error(err)
-    data = open(blob, "rb").read()
-    starts = [i for i in range(0, len(data), 4)
-              if data[i:i + 4] == SPIRV_MAGIC]
-    for n, (a, b) in enumerate(zip(starts, starts[1:] + [len(data)])):
-        module = os.path.join(tdir, "kernel%d.spv" % n)
-        with open(module, "wb") as f:
-            f.write(data[a:b])
+    for name in sorted(os.listdir(kernels)):
+        module = os.path.join(kernels, name)
+        data = open(module, "rb").read()
+        if data[:4] != SPIRV_MAGIC:
+            return "kernel %s is not a SPIR-V module" % name
         # Kernels with integer dot products are SPIR-V 1.6 (header word
         # 1), for Vulkan 1.3 devices; the others SPIR-V 1.3 for Vulkan 1.1.
-        version = int.from_bytes(data[a + 4:a + 8], "little")
+        version = int.from_bytes(data[4:8], "little")
         env = "vulkan1.3" if version >= 0x00010600 else "vulkan1.1"
         rc, out, err, _ = run([spirv_val, "--target-env", env, module],
                               args.timeout)
         if rc != 0:
-            return "spirv-val rejects kernel %d: %s" % (
-                n, (err + out).strip().splitlines()[0])
-        os.remove(module)
-    os.remove(blob)
+            return "spirv-val rejects kernel %s: %s" % (
+                name, (err + out).strip().splitlines()[0])
+    shutil.rmtree(kernels)
     return None
 
 

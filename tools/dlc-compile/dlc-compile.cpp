@@ -20,6 +20,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -34,7 +35,9 @@ static cl::OptionCategory category("dlc-compile options");
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("<model.onnx | model.onnxtxt>"),
                                       cl::Required, cl::cat(category));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output file (a directory "
+                                                "for one file per kernel)"),
                                        cl::value_desc("path"), cl::init(""),
                                        cl::cat(category));
 static cl::opt<std::string>
@@ -57,9 +60,12 @@ static cl::opt<dlc::EmitKind> emitKind(
                    "MLIR after the stage named by --stage"),
         clEnumValN(dlc::EmitKind::Dispatches, "dispatches",
                    "MLIR after dispatch formation"),
-        clEnumValN(dlc::EmitKind::PTX, "ptx", "PTX of all kernels (cuda)"),
+        clEnumValN(dlc::EmitKind::PTX, "ptx",
+                   "PTX of all kernels, one module (cuda); -o DIR/: one "
+                   "module per kernel"),
         clEnumValN(dlc::EmitKind::SPIRV, "spirv",
-                   "SPIR-V binaries of all kernels, concatenated (vulkan)"),
+                   "SPIR-V of a one-kernel model (vulkan); -o DIR/: one "
+                   "module per kernel"),
         clEnumValN(dlc::EmitKind::Object, "obj",
                    "a relocatable object with all kernels (cpu), for static "
                    "linking"),
@@ -283,6 +289,32 @@ int main(int argc, char **argv) {
   std::string outputPath =
       outputFile.empty() ? defaultOutput(inputFile, emitKind) : outputFile;
   std::string error;
+  // -o DIR/ (or an existing directory) with --emit=spirv or --emit=ptx: one
+  // file per kernel there.
+  if ((emitKind == dlc::EmitKind::SPIRV || emitKind == dlc::EmitKind::PTX) &&
+      (llvm::StringRef(outputPath).ends_with("/") ||
+       llvm::sys::fs::is_directory(outputPath))) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
+      llvm::errs() << "dlc-compile: error: cannot create '" << outputPath
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+    options.kernelDirectory = outputPath;
+    if (splitInputFile) {
+      llvm::errs() << "dlc-compile: error: --split-input-file writes one "
+                      "stream; it does not take an output directory\n";
+      return 1;
+    }
+    if (quantizing)
+      return failed(dlc::quantizeONNXFile(context, inputFile, options,
+                                          quantizeOptions, llvm::nulls()))
+                 ? 1
+                 : 0;
+    return failed(
+               dlc::compileONNXFile(context, inputFile, options, llvm::nulls()))
+               ? 1
+               : 0;
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputPath, &error);
   if (!output) {

@@ -38,6 +38,10 @@ struct CompileOptions {
   Stage stopAfter = Stage::Codegen;
   bool printStats = false;
   ONNXImportOptions importOptions;
+  /// With EmitKind::SPIRV or PTX: write one file per kernel into this
+  /// directory, named after the kernel (`<name>.spv`, `<name>.ptx`), each a
+  /// complete module, instead of the output stream.
+  std::string kernelDirectory;
 };
 
 /// Why `options` cannot be compiled as asked before anything runs (an
