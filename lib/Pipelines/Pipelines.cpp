@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -223,7 +224,40 @@ KernelArithmetic classifyKernels(ModuleOp kernels) {
   return out;
 }
 
+/// The ONNX nodes each kernel computes, by the names in the locations of its
+/// computing and data-moving ops (linalg ops other than fills, slices,
+/// pads, reshapes), in the order they come.
+/// Constants, fills and empty tensors are left out: CSE merges identical
+/// ones of several nodes and fuses their locations.
+using KernelNodes =
+    SmallVector<std::pair<std::string, SmallVector<std::string>>>;
+
+KernelNodes collectKernelNodes(ModuleOp kernels) {
+  KernelNodes out;
+  for (auto f : kernels.getOps<func::FuncOp>()) {
+    llvm::SetVector<StringRef> names;
+    f.walk([&](Operation *op) {
+      // Data movement counts too: a Concat is the slices its inputs are
+      // written to, a Flatten a reshape.
+      if (!(isa<linalg::LinalgOp>(op) && !isa<linalg::FillOp>(op)) &&
+          !isa<tensor::InsertSliceOp, tensor::PadOp, tensor::ConcatOp,
+               tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+        return;
+      op->getLoc()->walk([&](Location l) {
+        if (auto name = dyn_cast<NameLoc>(l))
+          names.insert(name.getName().getValue());
+        return WalkResult::advance();
+      });
+    });
+    out.emplace_back(f.getSymName().str(), SmallVector<std::string>());
+    for (StringRef n : names)
+      out.back().second.push_back(n.str());
+  }
+  return out;
+}
+
 void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
+                const KernelNodes &nodes, const dlc::KernelBinary &binary,
                 double seconds, const dlc::TargetDescription &target,
                 llvm::raw_ostream &os) {
   auto kib = [](uint64_t b) { return llvm::format("%.1f KiB", b / 1024.0); };
@@ -249,6 +283,19 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
        << kib(s.scratchBytes) << ")\n";
   os << "artifact:        " << s.fileBytes << " bytes\n";
   os << "compile time:    " << llvm::format("%.3f s", seconds) << "\n";
+  for (const auto &[name, onnx] : nodes) {
+    const dlc::KernelInfo *info = nullptr;
+    for (const dlc::KernelInfo &k : binary.kernels)
+      if (k.name == name)
+        info = &k;
+    os << "kernel " << name;
+    if (info)
+      os << ": " << info->grid[0] * info->grid[1] * info->grid[2]
+         << " workgroups";
+    os << "; ONNX nodes: "
+       << (onnx.empty() ? std::string("(none)") : llvm::join(onnx, ", "))
+       << "\n";
+  }
 }
 
 } // namespace
@@ -378,8 +425,11 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     return success();
   }
   KernelArithmetic arith;
-  if (options.printStats)
+  KernelNodes kernelNodes;
+  if (options.printStats) {
     arith = classifyKernels(*kernels);
+    kernelNodes = collectKernelNodes(*kernels);
+  }
   KernelBinary binary;
   switch (target.kind) {
   case TargetKind::CPU:
@@ -425,7 +475,8 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    printStats(stats, arith, seconds, target, llvm::errs());
+    printStats(stats, arith, kernelNodes, binary, seconds, target,
+               llvm::errs());
   }
   return success();
 }
