@@ -387,6 +387,22 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
   // conversion handlers, which check what they read.
   if (opset == opsets.end())
     return success(); // importNode names the missing domain.
+  // An empty name leaves an input out; only optional ones may be. Checked
+  // against the schema the library's shape inference will use, which for
+  // an opset newer than it knows is its newest one: its inference reads a
+  // required input's type unchecked.
+  if (const ::onnx::OpSchema *inferred = ::onnx::OpSchemaRegistry::Schema(
+          node.op_type(), static_cast<int>(opset->second), domain)) {
+    const auto &formals = inferred->inputs();
+    for (int i = 0; i < node.input_size() && !formals.empty(); ++i) {
+      const auto &formal =
+          formals[std::min<size_t>(static_cast<size_t>(i), formals.size() - 1)];
+      if (node.input(i).empty() &&
+          formal.GetOption() != ::onnx::OpSchema::Optional)
+        return error() << "input " << i << " (" << formal.GetName()
+                       << ") is required, but the node names no value for it";
+    }
+  }
   const auto &ranges =
       ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto range = ranges.find(domain);
