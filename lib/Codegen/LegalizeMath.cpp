@@ -50,6 +50,92 @@ struct ExpandTrunc : public OpRewritePattern<math::TruncOp> {
   }
 };
 
+/// f32 sin and cos by reducing the argument to r in [-pi/4, pi/4] with
+/// k = round(x * 2/pi) and r = x - k * pi/2 in four steps (Cody and
+/// Waite): pi/2 = P1 + P2 + P3 + P4, where P1 to P3 have few enough
+/// significant bits that their products with k are exact for |k| < 2^12,
+/// i.e. |x| up to about 6400. Then Taylor polynomials of sin r (to r^9) and cos
+/// r (to r^10), whose truncation errors on [-pi/4, pi/4] (2e-9, 1e-10) are
+/// below f32's precision, chosen and signed by the quadrant k mod 4. MLIR's
+/// approximations reduce in one f32 step, whose error grows with |x| (6e-6
+/// absolute at |x| = 100, where rotary position embeddings take sines of
+/// positions times frequencies), and evaluate their polynomials up to
+/// pi/2, where cos has lost its low bits.
+template <typename OpT, bool isCos>
+struct ExpandSinCos : public OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return failure();
+    Location loc = op.getLoc();
+    auto vector = dyn_cast<VectorType>(type);
+    auto constant = [&](Type t, Attribute scalar) -> Value {
+      auto shaped = vector ? VectorType::get(vector.getShape(), t) : nullptr;
+      return arith::ConstantOp::create(
+          rewriter, loc,
+          shaped ? cast<TypedAttr>(DenseElementsAttr::get(shaped, scalar))
+                 : cast<TypedAttr>(scalar));
+    };
+    auto f32 = [&](double v) {
+      return constant(rewriter.getF32Type(),
+                      rewriter.getF32FloatAttr(static_cast<float>(v)));
+    };
+    Type i32 = rewriter.getI32Type();
+    auto i32c = [&](int32_t v) {
+      return constant(i32, rewriter.getI32IntegerAttr(v));
+    };
+    Type intType = vector ? Type(VectorType::get(vector.getShape(), i32)) : i32;
+    auto mul = [&](Value a, Value b) {
+      return arith::MulFOp::create(rewriter, loc, a, b).getResult();
+    };
+    auto add = [&](Value a, Value b) {
+      return arith::AddFOp::create(rewriter, loc, a, b).getResult();
+    };
+    Value x = op.getOperand();
+    // k = floor(x * 2/pi + 1/2), clamped so that the conversion is defined
+    // (maxnumf/minnumf also turn NaN into a number; r is NaN then anyway).
+    Value scaled = add(mul(x, f32(0x1.45f306p-1)), f32(0.5));
+    scaled = arith::MaxNumFOp::create(rewriter, loc, scaled, f32(-0x1p30));
+    scaled = arith::MinNumFOp::create(rewriter, loc, scaled, f32(0x1p30));
+    Value floored = math::FloorOp::create(rewriter, loc, scaled);
+    Value k = arith::FPToSIOp::create(rewriter, loc, intType, floored);
+    Value r = x;
+    for (double part : {0x1.92p+0, 0x1.fb4p-12, 0x1.444p-24, 0x1.68c234p-39})
+      r = arith::SubFOp::create(rewriter, loc, r, mul(floored, f32(part)));
+    // Horner's rule in r^2 over 1/n! with alternating signs.
+    Value r2 = mul(r, r);
+    auto series = [&](ArrayRef<double> coefficients) {
+      Value acc = f32(coefficients.back());
+      for (double c : llvm::reverse(coefficients.drop_back()))
+        acc = add(mul(acc, r2), f32(c));
+      return acc;
+    };
+    Value sinR =
+        mul(r, series({1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880}));
+    Value cosR = series(
+        {1.0, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800});
+    // sin: s, c, -s, -c and cos: c, -s, -c, s for k mod 4 = 0, 1, 2, 3.
+    Value zero = i32c(0);
+    auto bit = [&](Value v, int32_t mask) {
+      Value masked = arith::AndIOp::create(rewriter, loc, v, i32c(mask));
+      return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
+                                   masked, zero)
+          .getResult();
+    };
+    Value odd = bit(k, 1);
+    Value base = arith::SelectOp::create(
+        rewriter, loc, odd, isCos ? sinR : cosR, isCos ? cosR : sinR);
+    Value negate =
+        isCos ? bit(arith::AddIOp::create(rewriter, loc, k, i32c(1)), 2)
+              : bit(k, 2);
+    Value negated = arith::NegFOp::create(rewriter, loc, base);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negate, negated, base);
+    return success();
+  }
+};
+
 /// Integer powers by squaring, one loop step per exponent bit, without
 /// branches (GPU targets have no library to call). Negative exponents give
 /// 1/b^|e| truncated: 1 for b = 1, +-1 for b = -1, 0 otherwise.
@@ -233,7 +319,11 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI>(&getContext());
+    patterns
+        .add<ExpandRemF, ExpandTrunc, ExpandIPowI,
+             ExpandSinCos<math::SinOp, false>, ExpandSinCos<math::CosOp, true>>(
+            &getContext(),
+            /*benefit=*/2);
     patterns.add<ExpandFma>(&getContext(), nativeFma);
     auto all = [](StringRef) { return true; };
     populateMathF32ExpansionPatterns(patterns, all);
@@ -255,6 +345,14 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
           .add<ExpandNumMinMax<arith::MaxNumFOp, arith::CmpFPredicate::OGT>,
                ExpandNumMinMax<arith::MinNumFOp, arith::CmpFPredicate::OLT>>(
               &getContext());
+    // f32 tanh as MLIR's rational approximation, which keeps its relative
+    // error near 0 (where tanh(x) ~ x), rather than the expansion through
+    // exp (1 - e^-2x cancels there: 7e-5 relative error at x = 1e-4); other
+    // types take the expansion.
+    populateMathPolynomialApproximationPatterns(
+        patterns,
+        [](StringRef name) { return name == math::TanhOp::getOperationName(); },
+        /*benefit=*/2);
     populateMathPolynomialApproximationPatterns(patterns, all);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
