@@ -22,6 +22,7 @@ packages=(
   glslang-tools vulkan-validationlayers   # runtime tests: GLSL kernels, the validation layer
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # cross builds and their tests
   python3-venv valgrind libgtest-dev      # test tools
+  pkg-config                              # the installed-runtime test (pkg-config build)
   fonts-dejavu-core fonts-wqy-microhei    # scripts/quant: text of the synthetic documents
 )
 missing=()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The runtime as an installed package, used the way an application outside
+# this repository would: runtime/ configured on its own and installed into a
+# temporary prefix, then examples/run_model built against it twice, with
+# CMake's find_package(dlc_runtime) and with pkg-config and a plain C
+# compiler, and each build runs a CPU artifact that dlc-compile writes.
+#
+#   scripts/runtime_package_test.sh BUILD_DIR
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$(cd "${1:?usage: runtime_package_test.sh BUILD_DIR}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cc=${CC:-clang-22}
+
+cmake -G Ninja -S "$root/runtime" -B "$work/runtime" \
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_INSTALL_PREFIX="$work/prefix" -DDLC_RUNTIME_BUILD_TESTS=OFF \
+  -DDLC_RUNTIME_BUILD_FUZZER=OFF >/dev/null
+cmake --build "$work/runtime" >/dev/null
+cmake --install "$work/runtime" >/dev/null
+for f in include/dlc/runtime.h include/dlc/artifact_format.h \
+  lib/libdlc_runtime.a lib/cmake/dlc_runtime/dlc_runtimeConfig.cmake \
+  lib/pkgconfig/dlc_runtime.pc bin/dlc-run; do
+  [ -e "$work/prefix/$f" ] || { echo "not installed: $f" >&2; exit 1; }
+done
+
+"$build/bin/dlc-compile" "$root/test/tools/Inputs/relu.onnxtxt" \
+  -o "$work/relu.dlcx"
+
+# CMake, out of tree, from the installed package only.
+cmake -G Ninja -S "$root/examples" -B "$work/examples" \
+  -DCMAKE_C_COMPILER="$cc" -DDLC_EXAMPLES_INSTALLED_RUNTIME=ON \
+  -DCMAKE_PREFIX_PATH="$work/prefix" | grep "dlc_runtime"
+cmake --build "$work/examples" >/dev/null
+"$work/examples/run_model" "$work/relu.dlcx" | tee "$work/cmake.txt"
+
+# pkg-config and a compiler, nothing else.
+export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+echo "pkg-config: $(pkg-config --cflags --libs dlc_runtime)" \
+  "(drivers: $(pkg-config --variable=drivers dlc_runtime))"
+# shellcheck disable=SC2046
+"$cc" -std=c99 -O2 "$root/examples/run_model/main.c" -o "$work/run_model_pc" \
+  $(pkg-config --cflags --libs dlc_runtime)
+"$work/run_model_pc" "$work/relu.dlcx" > "$work/pc.txt"
+cmp "$work/cmake.txt" "$work/pc.txt"
+echo "runtime_package_test: both builds ran the artifact alike"
