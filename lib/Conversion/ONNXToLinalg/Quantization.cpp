@@ -994,6 +994,9 @@ FailureOr<QuantParams> constantQuantParams(NodeRewriter &rw, unsigned scaleIdx,
     if (!zp || zp.getNumElements() != 1)
       return rw.unsupported(what + " zero point must be one compile-time "
                                    "constant");
+    if (!isa<IntegerType>(zp.getElementType()))
+      return rw.fail(what + " zero point must be an integer, not " +
+                     llvm::formatv("{0}", zp.getElementType()).str());
     APInt v = *zp.getValues<APInt>().begin();
     p.zeroPoint = static_cast<int32_t>(rw.isUnsigned(zpIdx) ? v.getZExtValue()
                                                             : v.getSExtValue());

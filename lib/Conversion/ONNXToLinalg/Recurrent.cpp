@@ -654,6 +654,9 @@ LogicalResult readQuantizedWeights(NodeRewriter &rw, unsigned wIdx,
         zp.getType().getShape() != scaleType.getShape())
       return rw.fail(zpName + " must have " + name + "'s type and " +
                      scaleName + "'s shape");
+    if (!isa<IntegerType>(zp.getElementType()))
+      return rw.fail(zpName + " must be an integer, not " +
+                     llvm::formatv("{0}", zp.getElementType()).str());
     SmallVector<APInt> values(zp.getValues<APInt>());
     int64_t per = perColumn ? cols : 1;
     for (int64_t d = 0; d < dirs; ++d) {
