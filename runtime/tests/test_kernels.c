@@ -33,6 +33,13 @@ void dlc_test_reverse(void *const *bindings, uint32_t begin, uint32_t end,
     out[i] = in[n - 1 - i];
 }
 
+void dlc_test_reverse_all(void *const *bindings, uint32_t begin, uint32_t end,
+                          void *scratch) {
+  uint32_t n = *(const uint32_t *)bindings[2];
+  if (begin == 0 && end > 0)
+    dlc_test_reverse(bindings, 0, n, scratch);
+}
+
 void dlc_test_scale(void *const *bindings, uint32_t begin, uint32_t end,
                     void *scratch) {
   const float *in = (const float *)bindings[0];

@@ -15,6 +15,9 @@ void dlc_test_add(void *const *bindings, uint32_t begin, uint32_t end,
 /* bindings: in, out (f32[n]), n (u32 constant) */
 void dlc_test_reverse(void *const *bindings, uint32_t begin, uint32_t end,
                       void *scratch);
+/* dlc_test_reverse as one workgroup: workgroup 0 reverses all n elements. */
+void dlc_test_reverse_all(void *const *bindings, uint32_t begin, uint32_t end,
+                          void *scratch);
 /* bindings: in (f32[n]), scale (f32 constant), out (f32[n]) */
 void dlc_test_scale(void *const *bindings, uint32_t begin, uint32_t end,
                     void *scratch);

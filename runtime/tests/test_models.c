@@ -51,8 +51,9 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
 
   k_add = dlc_ab_kernel(b, "dlc_test_add", DLCX_CODE_ELF_SHARED, code,
                         chain->code_size, 3);
-  k_reverse = dlc_ab_kernel(b, "dlc_test_reverse", DLCX_CODE_ELF_SHARED, code,
-                            chain->code_size, 3);
+  k_reverse = dlc_ab_kernel(
+      b, chain->serial_reverse ? "dlc_test_reverse_all" : "dlc_test_reverse",
+      DLCX_CODE_ELF_SHARED, code, chain->code_size, 3);
   k_scale = dlc_ab_kernel(
       b, chain->scale_kernel ? chain->scale_kernel : "dlc_test_scale",
       DLCX_CODE_ELF_SHARED, code, chain->code_size, 3);
@@ -64,7 +65,10 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
   bindings[0] = x, bindings[1] = y, bindings[2] = sum;
   dlc_ab_launch(b, k_add, bindings, 3, gx, gy, gz);
   bindings[0] = sum, bindings[1] = reversed, bindings[2] = c_n;
-  dlc_ab_launch(b, k_reverse, bindings, 3, gx, gy, gz);
+  if (chain->serial_reverse)
+    dlc_ab_launch(b, k_reverse, bindings, 3, 1, 1, 1);
+  else
+    dlc_ab_launch(b, k_reverse, bindings, 3, gx, gy, gz);
   bindings[0] = reversed, bindings[1] = c_scale, bindings[2] = out;
   dlc_ab_launch(b, k_scale, bindings, 3, gx, gy, gz);
   dlc_ab_launch(b, k_zero, &hits, 1, gx, gy, gz);

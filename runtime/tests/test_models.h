@@ -22,6 +22,9 @@ typedef struct dlc_test_chain_t {
   uint32_t grid[3];         /* zeros: {60, 1, 1} */
   float scale;              /* 0: 2.0f */
   const char *scale_kernel; /* NULL: "dlc_test_scale" */
+  /* Nonzero: the reverse launch is one workgroup (dlc_test_reverse_all)
+   * between launches of `grid`, as a small kernel between large ones. */
+  int serial_reverse;
 } dlc_test_chain_t;
 
 void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,

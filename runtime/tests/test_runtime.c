@@ -59,10 +59,12 @@ static void counting_init(counting_allocator_t *a, long fail_at) {
 
 /*===--- helpers ---------------------------------------------------------===*/
 
-static void build_chain(uint32_t gx, uint32_t gy, uint32_t gz,
-                        uint8_t **out_data, size_t *out_size) {
+static void build_chain_with(uint32_t gx, uint32_t gy, uint32_t gz,
+                             int serial_reverse, uint8_t **out_data,
+                             size_t *out_size) {
   dlc_test_chain_t chain;
   memset(&chain, 0, sizeof(chain));
+  chain.serial_reverse = serial_reverse;
   chain.code = g_code;
   chain.code_size = g_code_size;
   chain.grid[0] = gx;
@@ -70,6 +72,11 @@ static void build_chain(uint32_t gx, uint32_t gy, uint32_t gz,
   chain.grid[2] = gz;
   chain.scale = 3.0f;
   dlc_test_build_chain(&chain, out_data, out_size);
+}
+
+static void build_chain(uint32_t gx, uint32_t gy, uint32_t gz,
+                        uint8_t **out_data, size_t *out_size) {
+  build_chain_with(gx, gy, gz, 0, out_data, out_size);
 }
 
 /* Runs the chain model once with inputs derived from `seed` and checks both
@@ -241,7 +248,9 @@ static void test_load_and_describe(void) {
   dlc_context_destroy(context);
 }
 
-static void test_threads_split(void) {
+/* Runs the chain (with its reverse launch as one workgroup when
+ * `serial_reverse`) on every grid with every thread count. */
+static void check_threads_split(int serial_reverse) {
   static const uint32_t thread_counts[] = {1, 2, 3, 4, 7, 0};
   static const uint32_t grids[][3] = {{10, 10, 10}, {1000, 1, 1}, {1, 1, 1},
                                       {3, 1, 1},    {1, 5, 3},    {997, 1, 1}};
@@ -253,7 +262,8 @@ static void test_threads_split(void) {
     dlc_model_t *model = NULL;
     uint8_t *data;
     size_t size;
-    build_chain(grids[g][0], grids[g][1], grids[g][2], &data, &size);
+    build_chain_with(grids[g][0], grids[g][1], grids[g][2], serial_reverse,
+                     &data, &size);
     CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
              dlc_context_message(context));
     for (t = 0; t < sizeof(thread_counts) / sizeof(thread_counts[0]); ++t) {
@@ -267,6 +277,14 @@ static void test_threads_split(void) {
     dlc_ab_free(data);
   }
   dlc_context_destroy(context);
+}
+
+static void test_threads_split(void) {
+  check_threads_split(0);
+  /* A launch of one workgroup between launches of many: the calling thread
+   * runs it alone while the others go on to the next launch, which must
+   * still see its result. */
+  check_threads_split(1);
 }
 
 static void test_errors_on_io(void) {
@@ -465,7 +483,7 @@ static void test_concurrent_sessions(void) {
   int i;
 
   CHECK_OK(dlc_context_create(NULL, &context), "");
-  build_chain(10, 100, 1, &data, &size);
+  build_chain_with(10, 100, 1, 1, &data, &size);
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   for (i = 0; i < 3; ++i) {

@@ -7,6 +7,16 @@
  * contiguous range per thread; a thread done with its own range takes
  * workgroups left in the others', and moves on to the next launch once all
  * of the launch's workgroups are done.
+ *
+ * How many workgroups a kernel has is the compiler's decision from the
+ * kernel's work (one unless each gets at least a minimum of it), and a
+ * kernel of one workgroup gains nothing from a second thread: the calling
+ * thread runs it alone, and the others go on to the next launch of several
+ * workgroups, which starts once the calling thread gets there (after the
+ * kernels before it). A model whose launches all have one workgroup gets no
+ * threads at all: a run is then only calls on the caller's thread. A run
+ * never waits for a worker that has not started it (cpu_pool.c), so threads
+ * cost a small model at most the wake-up call, not a worker's wake-up.
  *===----------------------------------------------------------------------===*/
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -56,10 +66,15 @@ typedef struct dlc_cpu_launch_t {
   dlcx_cpu_kernel_fn fn;
   void *const *bindings;
   uint32_t total; /* workgroups */
-  /* Per run, with a pool: how many workgroups are done. A thread moves on
-   * to the next launch once all are, without a barrier: a thread that has
-   * no workgroups in a launch does not have to arrive anywhere. */
+  /* Per run, with a pool, for a launch of several workgroups: how many are
+   * done. A thread moves on to the next launch once all are, without a
+   * barrier: a thread that has no workgroups in a launch does not have to
+   * arrive anywhere. */
   uint32_t done;
+  /* Per run, likewise: 1 once the calling thread reached this launch, so
+   * that every launch before it is done (those of one workgroup, the
+   * calling thread ran itself). */
+  uint32_t ready;
 } dlc_cpu_launch_t;
 
 /* Per run, with a pool: the workgroups of one launch that thread t has not
@@ -376,6 +391,11 @@ static dlc_status_t dlc_cpu_session_create(void *model_ptr,
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
   if (threads == 0)
     threads = dlc_cpu_online_count();
+  /* Without a launch of several workgroups, threads would only wait. */
+  for (i = 0; i < a->launch_count && session->launches[i].total <= 1; ++i)
+    ;
+  if (i == a->launch_count)
+    threads = 1;
   if (threads > 1) {
     dlc_status_t status;
     session->cursors = (dlc_cpu_cursor_t *)dlc_cpu_alloc(
@@ -471,13 +491,18 @@ static void dlc_cpu_run_job(void *arg, uint32_t thread_index,
   for (i = 0; i < session->launch_count; ++i) {
     dlc_cpu_launch_t *l = &session->launches[i];
     uint64_t start = timings ? dlc_cpu_now_ns() : 0;
-    if (thread_count == 1) {
-      if (l->total)
+    if (thread_count == 1 || l->total <= 1) {
+      /* One workgroup: the calling thread's alone; the others skip it. */
+      if (l->total && thread_index == 0)
         l->fn(l->bindings, 0, l->total, scratch);
     } else {
 #if !defined(DLC_RUNTIME_SINGLE_THREADED)
       dlc_cpu_cursor_t *cursors = session->cursors + (size_t)i * thread_count;
       uint32_t ran = 0, k;
+      if (thread_index == 0)
+        __atomic_store_n(&l->ready, 1, __ATOMIC_RELEASE);
+      else
+        dlc_cpu_wait_count(&l->ready, 1);
       /* Its own range first, then the others', from the next thread on. */
       for (k = 0; k < thread_count; ++k) {
         uint32_t owner = (thread_index + k) % thread_count;
@@ -506,8 +531,10 @@ static dlc_status_t dlc_cpu_run(void *session_ptr, dlc_message_t *message) {
     uint32_t i;
     /* The pool's start publishes these to the workers; the previous run's
      * end waited for all of them. */
-    for (i = 0; i < session->launch_count; ++i)
+    for (i = 0; i < session->launch_count; ++i) {
       session->launches[i].done = 0;
+      session->launches[i].ready = 0;
+    }
     memset(session->cursors, 0,
            sizeof(dlc_cpu_cursor_t) * session->launch_count *
                session->thread_count);

@@ -39,11 +39,14 @@ struct dlc_cpu_pool_t {
   dlc_cpu_job_fn job;
   void *job_arg;
 
-  /* A reusable barrier: the generation tells a new round from the last. */
-  pthread_mutex_t barrier_mutex;
-  pthread_cond_t barrier_cond;
-  uint32_t barrier_waiting;
-  uint64_t barrier_generation;
+  /* The end of a run: the caller stores the run's generation in
+   * `finished` once the job is done on its thread, then waits until no
+   * worker is `active` in it. A worker counts itself active before it
+   * checks `finished`, and skips a run already finished: a worker that
+   * wakes late (blocked, or descheduled) is never waited for, so a run is
+   * never slower than the caller alone by a worker's wake-up. */
+  uint64_t finished;
+  uint32_t active;
 };
 
 /* Polls of a bounded spin before blocking (a few microseconds). */
@@ -83,26 +86,6 @@ uint32_t dlc_cpu_online_count(void) {
   return count < 1 ? 1u : count > 1024 ? 1024u : (uint32_t)count;
 }
 
-void dlc_cpu_pool_barrier(dlc_cpu_pool_t *pool) {
-  uint64_t generation;
-  pthread_mutex_lock(&pool->barrier_mutex);
-  generation = pool->barrier_generation;
-  if (++pool->barrier_waiting == pool->thread_count) {
-    pool->barrier_waiting = 0;
-    __atomic_add_fetch(&pool->barrier_generation, 1, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&pool->barrier_cond);
-    pthread_mutex_unlock(&pool->barrier_mutex);
-    return;
-  }
-  pthread_mutex_unlock(&pool->barrier_mutex);
-  dlc_cpu_spin_while_equal(&pool->barrier_generation, generation);
-  pthread_mutex_lock(&pool->barrier_mutex);
-  while (generation ==
-         __atomic_load_n(&pool->barrier_generation, __ATOMIC_ACQUIRE))
-    pthread_cond_wait(&pool->barrier_cond, &pool->barrier_mutex);
-  pthread_mutex_unlock(&pool->barrier_mutex);
-}
-
 static void *dlc_cpu_worker_main(void *arg) {
   dlc_cpu_worker_t *worker = (dlc_cpu_worker_t *)arg;
   dlc_cpu_pool_t *pool = worker->pool;
@@ -123,21 +106,36 @@ static void *dlc_cpu_worker_main(void *arg) {
     job = pool->job;
     job_arg = pool->job_arg;
     pthread_mutex_unlock(&pool->start_mutex);
-    job(job_arg, worker->index, pool->thread_count);
-    dlc_cpu_pool_barrier(pool);
+    /* Sequentially consistent, with the caller's store of `finished` and
+     * load of `active`: either the caller sees this worker active and
+     * waits for it, or this worker sees the run finished and skips it. */
+    __atomic_add_fetch(&pool->active, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pool->finished, __ATOMIC_SEQ_CST) < seen)
+      job(job_arg, worker->index, pool->thread_count);
+    __atomic_sub_fetch(&pool->active, 1, __ATOMIC_RELEASE);
   }
 }
 
 void dlc_cpu_pool_run(dlc_cpu_pool_t *pool, dlc_cpu_job_fn job, void *arg) {
+  uint64_t generation;
+  int i;
   pthread_mutex_lock(&pool->start_mutex);
   pool->job = job;
   pool->job_arg = arg;
-  __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
+  generation = __atomic_add_fetch(&pool->generation, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->start_cond);
   pthread_mutex_unlock(&pool->start_mutex);
   job(arg, 0, pool->thread_count);
-  /* Nobody touches `arg` after this: it may live on the caller's stack. */
-  dlc_cpu_pool_barrier(pool);
+  /* The job leaves nothing for other threads once it returns here (the
+   * caller's share is all that no worker took). Nobody touches `arg` after
+   * the wait: it may live on the caller's stack. */
+  __atomic_store_n(&pool->finished, generation, __ATOMIC_SEQ_CST);
+  for (i = 0; __atomic_load_n(&pool->active, __ATOMIC_SEQ_CST) != 0; ++i) {
+    if (i < DLC_CPU_SPIN)
+      dlc_cpu_relax();
+    else
+      sched_yield();
+  }
 }
 
 void dlc_cpu_pool_destroy(dlc_cpu_pool_t *pool) {
@@ -150,8 +148,6 @@ void dlc_cpu_pool_destroy(dlc_cpu_pool_t *pool) {
   pthread_mutex_unlock(&pool->start_mutex);
   for (i = 0; i < pool->worker_count; ++i)
     pthread_join(pool->workers[i].thread, NULL);
-  pthread_cond_destroy(&pool->barrier_cond);
-  pthread_mutex_destroy(&pool->barrier_mutex);
   pthread_cond_destroy(&pool->start_cond);
   pthread_mutex_destroy(&pool->start_mutex);
   pool->allocator.free(pool->allocator.self, pool->workers);
@@ -180,8 +176,6 @@ dlc_status_t dlc_cpu_pool_create(const dlc_allocator_t *allocator,
   }
   pthread_mutex_init(&pool->start_mutex, NULL);
   pthread_cond_init(&pool->start_cond, NULL);
-  pthread_mutex_init(&pool->barrier_mutex, NULL);
-  pthread_cond_init(&pool->barrier_cond, NULL);
   for (i = 0; i + 1 < thread_count; ++i) {
     dlc_cpu_worker_t *worker = &pool->workers[i];
     int error;

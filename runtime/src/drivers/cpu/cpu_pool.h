@@ -24,12 +24,11 @@ dlc_status_t dlc_cpu_pool_create(const dlc_allocator_t *allocator,
                                  dlc_cpu_pool_t **out_pool);
 void dlc_cpu_pool_destroy(dlc_cpu_pool_t *pool);
 
-/* Runs `job` on every thread and returns when all of them are done. Does not
- * allocate. */
+/* Runs `job` on the calling thread (index 0) and on every worker that
+ * wakes before the caller's share is done, and returns when the job is done
+ * on all threads that started it: a job must not count on the workers
+ * (threads that arrive find the work the others left). Does not allocate. */
 void dlc_cpu_pool_run(dlc_cpu_pool_t *pool, dlc_cpu_job_fn job, void *arg);
-
-/* Returns once every thread of the pool has called it; only from a job. */
-void dlc_cpu_pool_barrier(dlc_cpu_pool_t *pool);
 
 /* Returns once `*count` (updated by other threads with release semantics)
  * has reached `target`: spins for a bounded while, then yields the CPU
