@@ -2,6 +2,7 @@
 
 #include "dlc/Pipelines/Pipelines.h"
 #include "dlc/Pipelines/CompileModel.h"
+#include "dlc/Pipelines/WeightSparsity.h"
 
 #include "dlc/Codegen/Passes.h"
 #include "dlc/Conversion/Passes.h"
@@ -403,6 +404,11 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     return emitMLIR();
   if (failed(runPipeline(*module, buildOptimizePipeline)))
     return failure();
+  // Weights are constants next to the ops that read them only until
+  // dispatch formation.
+  std::vector<WeightSparsity> sparsity;
+  if (options.printStats)
+    sparsity = analyzeWeightSparsity(*module);
   if (mlir && options.stopAfter == Stage::Optimize)
     return emitMLIR();
   if (failed(runPipeline(*module, [&](OpPassManager &pm) {
@@ -477,6 +483,7 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
             .count();
     printStats(stats, arith, kernelNodes, binary, seconds, target,
                llvm::errs());
+    printWeightSparsity(sparsity, llvm::errs());
   }
   return success();
 }
