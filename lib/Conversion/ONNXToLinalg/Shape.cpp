@@ -1595,8 +1595,7 @@ LogicalResult convertDropout(NodeRewriter &rw) {
 }
 
 LogicalResult convertConstant(NodeRewriter &rw) {
-  if (rw.hasAttr("sparse_value"))
-    return rw.unsupported("sparse_value (sparse constant tensors)");
+  // sparse_value arrives as `value`: the importer densifies it.
   if (rw.hasAttr("value_string") || rw.hasAttr("value_strings"))
     return rw.unsupported("string constants");
   OpBuilder &b = rw.b();

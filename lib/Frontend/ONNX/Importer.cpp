@@ -38,6 +38,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <climits>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -99,6 +100,12 @@ private:
   LogicalResult checkAgainstSchema(const ::onnx::NodeProto &node,
                                    unsigned index);
   LogicalResult sortNodes(::onnx::GraphProto &graph, const Twine &what);
+  /// Sparse tensors (a Constant's sparse_value, the graph's
+  /// sparse_initializer), in this graph and its subgraphs, become the dense
+  /// tensors they stand for, before anything reads them.
+  LogicalResult densifySparseTensors(::onnx::GraphProto &graph);
+  FailureOr<::onnx::TensorProto> densify(::onnx::SparseTensorProto &sparse,
+                                         Location loc);
   LogicalResult bindInputs();
   LogicalResult pinInputShapes();
   LogicalResult runShapeInference();
@@ -781,6 +788,154 @@ ModelImporter::importExternalTensor(::onnx::TensorProto &tensor,
           /*dataIsMutable=*/false)));
 }
 
+FailureOr<::onnx::TensorProto>
+ModelImporter::densify(::onnx::SparseTensorProto &sparse, Location loc) {
+  ::onnx::TensorProto &values = *sparse.mutable_values();
+  std::string name = values.name();
+  auto fail = [&](const Twine &why) {
+    emitError(loc) << "sparse tensor '" << name << "': " << why;
+    return failure();
+  };
+  if (values.dims_size() != 1)
+    return fail("values must be a 1-D tensor, not of rank " +
+                Twine(values.dims_size()));
+  FailureOr<ElementsAttr> valueAttr = importTensor(values, loc);
+  if (failed(valueAttr))
+    return failure();
+  if (valueAttr->getElementType().isInteger(4))
+    return fail("4-bit values are not supported");
+  int64_t nonzeros = valueAttr->getNumElements();
+  Type elementType = valueAttr->getElementType();
+  int64_t elemBytes = storageBytes(elementType);
+  // The values' bytes, one element after the other.
+  std::string valueBytes;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(*valueAttr)) {
+    ArrayRef<char> data = resource.getData();
+    valueBytes.assign(data.begin(), data.end());
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(*valueAttr)) {
+    if (elementType.isInteger(1)) {
+      for (bool v : dense.getValues<bool>())
+        valueBytes.push_back(v ? 1 : 0);
+    } else {
+      ArrayRef<char> raw = dense.getRawData();
+      for (int64_t i = 0; i < (dense.isSplat() ? nonzeros : 1); ++i)
+        valueBytes.append(raw.begin(), raw.end());
+    }
+  }
+  if (static_cast<int64_t>(valueBytes.size()) != nonzeros * elemBytes)
+    return fail("cannot read its values");
+
+  SmallVector<int64_t> shape(sparse.dims().begin(), sparse.dims().end());
+  for (int64_t d : shape)
+    if (d < 0)
+      return fail("negative dim " + Twine(d));
+  int64_t total = dlc::onnx::boundedElementCount(shape);
+  // A few bytes of sparse tensor can declare any dense size.
+  constexpr int64_t kMaxDenseBytes = int64_t(1) << 30;
+  if (total < 0 || total > kMaxDenseBytes / std::max<int64_t>(elemBytes, 1))
+    return fail("its dense form " + shapeToString(shape) +
+                " would take more than 1 GiB");
+
+  // Indices: [nonzeros] linear, or [nonzeros, rank] coordinates, int64.
+  ::onnx::TensorProto &indices = *sparse.mutable_indices();
+  if (indices.data_type() != ::onnx::TensorProto::INT64)
+    return fail("indices must be int64, not " + dtypeName(indices.data_type()));
+  SmallVector<int64_t> indexDims(indices.dims().begin(), indices.dims().end());
+  int64_t rank = static_cast<int64_t>(shape.size());
+  bool linear = indexDims.size() == 1 && indexDims[0] == nonzeros;
+  bool coordinates =
+      indexDims.size() == 2 && indexDims[0] == nonzeros && indexDims[1] == rank;
+  if (!linear && !coordinates)
+    return fail("indices of shape " + shapeToString(indexDims) + " for " +
+                Twine(nonzeros) + " values of a rank-" + Twine(rank) +
+                " tensor (need [" + Twine(nonzeros) + "] or [" +
+                Twine(nonzeros) + ", " + Twine(rank) + "])");
+  FailureOr<ElementsAttr> indexAttr = importTensor(indices, loc);
+  if (failed(indexAttr))
+    return failure();
+  SmallVector<int64_t> index;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(*indexAttr)) {
+    ArrayRef<char> data = resource.getData();
+    index.resize(data.size() / sizeof(int64_t));
+    std::memcpy(index.data(), data.data(), index.size() * sizeof(int64_t));
+  } else {
+    for (int64_t v : cast<DenseElementsAttr>(*indexAttr).getValues<int64_t>())
+      index.push_back(v);
+  }
+
+  std::string bytes(static_cast<size_t>(total * elemBytes), '\0');
+  int64_t previous = -1;
+  for (int64_t i = 0; i < nonzeros; ++i) {
+    int64_t at = 0;
+    if (linear) {
+      at = index[i];
+    } else {
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t c = index[i * rank + d];
+        if (c < 0 || c >= shape[d])
+          return fail("index " + Twine(c) + " of value " + Twine(i) +
+                      " is outside dim " + Twine(d) + " (" + Twine(shape[d]) +
+                      ")");
+        at = at * shape[d] + c;
+      }
+    }
+    if (at < 0 || at >= total)
+      return fail("index " + Twine(at) + " of value " + Twine(i) +
+                  " is outside its " + Twine(total) + " elements");
+    if (at <= previous)
+      return fail("indices must be in increasing order without repeats; "
+                  "value " +
+                  Twine(i) + " is at " + Twine(at) + " after " +
+                  Twine(previous));
+    previous = at;
+    std::memcpy(&bytes[at * elemBytes], &valueBytes[i * elemBytes], elemBytes);
+  }
+  ::onnx::TensorProto dense;
+  dense.set_name(name);
+  dense.set_data_type(values.data_type());
+  for (int64_t d : shape)
+    dense.add_dims(d);
+  dense.set_raw_data(std::move(bytes));
+  return dense;
+}
+
+LogicalResult ModelImporter::densifySparseTensors(::onnx::GraphProto &graph) {
+  for (::onnx::SparseTensorProto &sparse :
+       *graph.mutable_sparse_initializer()) {
+    FailureOr<::onnx::TensorProto> dense = densify(sparse, fileLoc);
+    if (failed(dense))
+      return failure();
+    *graph.add_initializer() = std::move(*dense);
+  }
+  graph.clear_sparse_initializer();
+  for (auto [i, node] : llvm::enumerate(*graph.mutable_node())) {
+    for (::onnx::AttributeProto &attr : *node.mutable_attribute()) {
+      if (attr.type() == ::onnx::AttributeProto::GRAPH &&
+          failed(densifySparseTensors(*attr.mutable_g())))
+        return failure();
+      if (attr.type() == ::onnx::AttributeProto::GRAPHS)
+        for (::onnx::GraphProto &g : *attr.mutable_graphs())
+          if (failed(densifySparseTensors(g)))
+            return failure();
+      // Constant's sparse_value is its value, densely.
+      if (attr.type() == ::onnx::AttributeProto::SPARSE_TENSOR &&
+          node.op_type() == "Constant" && node.domain().empty() &&
+          attr.name() == "sparse_value") {
+        FailureOr<::onnx::TensorProto> dense =
+            densify(*attr.mutable_sparse_tensor(),
+                    nodeLoc(node, static_cast<unsigned>(i)));
+        if (failed(dense))
+          return failure();
+        attr.clear_sparse_tensor();
+        attr.set_name("value");
+        attr.set_type(::onnx::AttributeProto::TENSOR);
+        *attr.mutable_t() = std::move(*dense);
+      }
+    }
+  }
+  return success();
+}
+
 FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
                                                     Location loc) {
   Type elementType = convertElementType(&ctx, tensor.data_type());
@@ -1102,7 +1257,9 @@ LogicalResult ModelImporter::importSubgraph(::onnx::GraphProto &graph,
 OwningOpRef<ModuleOp> ModelImporter::run() {
   if (!model.has_graph())
     return emitError(fileLoc, "the model has no graph"), nullptr;
-  if (failed(readOpsets()) || failed(validateGraph()) || failed(bindInputs()) ||
+  if (failed(readOpsets()) ||
+      failed(densifySparseTensors(*model.mutable_graph())) ||
+      failed(validateGraph()) || failed(bindInputs()) ||
       failed(pinInputShapes()) ||
       (options.inferShapes && failed(runShapeInference())) ||
       failed(collectValueTypes(model.graph())))

@@ -57,6 +57,36 @@ def external(out, location, offset=0, length=None, size=None):
         f.write(data)
 
 
+def sparse_model(kind):
+    """A Constant's sparse_value (linear indices) and a sparse initializer
+    (coordinates) feeding MatMul and Add; the -bad kinds damage one."""
+    vals = np.array([1.5, -2.0, 3.0], np.float32)
+    idx = np.array([1, 6, 11], np.int64)
+    dims = [4, 3]
+    if kind == "sparse-unsorted":
+        idx = np.array([6, 1, 11], np.int64)
+    elif kind == "sparse-range":
+        idx = np.array([1, 6, 12], np.int64)
+    elif kind == "sparse-huge":
+        dims = [1 << 20, 1 << 20]
+    sp = helper.make_sparse_tensor(numpy_helper.from_array(vals, "W"),
+                                   numpy_helper.from_array(idx, "W_idx"), dims)
+    bsp = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([7.0, 8.0], np.float32), "B"),
+        numpy_helper.from_array(np.array([[0, 0], [0, 2]], np.int64), "B_i"),
+        [1, 3])
+    g = helper.make_graph(
+        [helper.make_node("Constant", [], ["W"], sparse_value=sp),
+         helper.make_node("MatMul", ["X", "W"], ["M"]),
+         helper.make_node("Add", ["M", "B"], ["Y"])],
+        "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])],
+        sparse_initializer=[bsp])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def main():
     kind, out = sys.argv[1], sys.argv[2]
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
@@ -171,6 +201,8 @@ def main():
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
             [shape])
         save(m, out)
+    elif kind.startswith("sparse"):
+        save(sparse_model(kind), out)
     else:
         sys.exit("unknown kind " + kind)
 
