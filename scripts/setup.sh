@@ -21,6 +21,8 @@ packages=(
   spirv-tools vulkan-tools                # spirv-val, vulkaninfo
   glslang-tools vulkan-validationlayers   # runtime tests: GLSL kernels, the validation layer
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # cross builds and their tests
+  gcc-arm-linux-gnueabihf libc6-dev-armhf-cross  # armv7 (runtime/cmake/toolchains)
+  gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # riscv64
   python3-venv valgrind libgtest-dev      # test tools
   pkg-config                              # the installed-runtime test (pkg-config build)
   fonts-dejavu-core fonts-wqy-microhei    # scripts/quant: text of the synthetic documents
