@@ -221,3 +221,30 @@ func.func @missing_inputs(%xq: tensor<1x4x8x8xui8>, %aq: tensor<3x4xui8>) -> (te
   %z = onnx.node "QuantizeLinear" (%m, %sy, %zy) {version = 13 : i64} : (tensor<3x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<3x4xui8>
   return %y, %z : tensor<1x2x8x8xui8>, tensor<3x4xui8>
 }
+
+// -----
+
+// Left alone: a bias dequantized with an f16 scale (QLinearConv's bias
+// takes f32 scales; reading the f16 constant as f32 was an assert, found by
+// the fuzzer).
+// CHECK-LABEL: func.func @f16_bias_scale
+// CHECK: onnx.node "Conv"
+// CHECK-NOT: QLinearConv
+func.func @f16_bias_scale(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xui8> {
+  %sx = arith.constant dense<0.5> : tensor<f32>
+  %zx = arith.constant dense<3> : tensor<ui8>
+  %wq = arith.constant dense<1> : tensor<2x4x3x3xi8>
+  %sw = arith.constant dense<0.25> : tensor<f32>
+  %zw = arith.constant dense<0> : tensor<i8>
+  %bq = arith.constant dense<[5, -5]> : tensor<2xi32>
+  %sb = arith.constant dense<0.125> : tensor<f16>
+  %zb = arith.constant dense<0> : tensor<i32>
+  %sy = arith.constant dense<2.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %x = onnx.node "DequantizeLinear" (%xq, %sx, %zx) {version = 13 : i64} : (tensor<1x4x8x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xf32>
+  %w = onnx.node "DequantizeLinear" (%wq, %sw, %zw) {version = 13 : i64} : (tensor<2x4x3x3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x4x3x3xf32>
+  %b = onnx.node "DequantizeLinear" (%bq, %sb, %zb) {version = 19 : i64} : (tensor<2xi32>, tensor<f16>, tensor<i32>) -> tensor<2xf16>
+  %c = onnx.node "Conv" (%x, %w, %b) {version = 11 : i64, attrs = {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}} : (tensor<1x4x8x8xf32>, tensor<2x4x3x3xf32>, tensor<2xf16>) -> tensor<1x2x8x8xf32>
+  %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
+  return %y : tensor<1x2x8x8xui8>
+}

@@ -14,6 +14,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace dlc {
 #define GEN_PASS_DEF_FOLDQDQ
@@ -60,6 +61,15 @@ template <typename T> std::optional<SmallVector<T>> constantValues(Value v) {
   ElementsAttr attr;
   if (!v || !matchPattern(v, m_Constant(&attr)))
     return std::nullopt;
+  // Only a constant of T itself (a fuzzed model passed an f16 scale).
+  Type elem = attr.getElementType();
+  if constexpr (std::is_same_v<T, float>) {
+    if (!elem.isF32())
+      return std::nullopt;
+  } else {
+    if (!elem.isInteger(sizeof(T) * 8))
+      return std::nullopt;
+  }
   if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
     SmallVector<T> out;
     for (auto x : dense.getValues<T>())
