@@ -112,7 +112,7 @@ expect_refusal "x86 +avx512 on Haswell" \
 expect_run "x86 +avx2,+fma on Haswell matches the host" \
   x86_run Haswell "$work/x86-avx2.dlcx" --seed 3 --expect "Y=$work/ref/Y.npy"
 
-# armv7 and riscv64: the convolution and zoo models on the cross-built
+# aarch64, armv7 and riscv64: the convolution and zoo models on the cross-built
 # dlc-run under qemu-user, against the host's outputs. On armv7 some
 # kernels still call compiler helper functions for 64-bit integer division
 # and int64-to-float conversion, which nothing provides to the loaded
@@ -145,8 +145,12 @@ reference conv3x3 "$inputs/conv3x3.onnxtxt"
 reference squeezenet "$zoo/squeezenet1_1.onnx"
 reference qcnn "$zoo/qoperator_cnn.onnx"
 reference bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
+a64=(aarch64-linux-gnu qemu-aarch64 /usr/aarch64-linux-gnu)
 arm=(armv7a-linux-gnueabihf qemu-arm /usr/arm-linux-gnueabihf)
 rv=(riscv64-linux-gnu qemu-riscv64 /usr/riscv64-linux-gnu)
+expect_run "aarch64 squeezenet1_1 matches x86" cross_run "${a64[@]}" squeezenet "$zoo/squeezenet1_1.onnx"
+expect_run "aarch64 qoperator_cnn matches x86" cross_run "${a64[@]}" qcnn "$zoo/qoperator_cnn.onnx"
+expect_run "aarch64 bert_tiny matches x86" cross_run "${a64[@]}" bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
 expect_run "armv7 conv3x3 matches x86" cross_run "${arm[@]}" conv3x3 "$inputs/conv3x3.onnxtxt"
 expect_run "armv7 qoperator_cnn matches x86" cross_run "${arm[@]}" qcnn "$zoo/qoperator_cnn.onnx"
 expect_refusal "armv7 squeezenet1_1 (expected failure)" \

@@ -735,8 +735,11 @@ struct CPURegisterTilePass
     bool pooling = k.combine != Contraction::Combine::MultiplyAdd;
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     int64_t vectors = 2;
-    int64_t rows =
-        k.f ? rowsPerBlock(trips[*k.f], vectorBits >= 512 ? 8 : 4) : 1;
+    // Two vectors per row and the row's broadcast value: 8 rows take 24 of
+    // 32 registers (AVX-512, AArch64's NEON), 4 rows 12 of 16.
+    int64_t registers =
+        vectorRegisters > 0 ? vectorRegisters : (vectorBits >= 512 ? 32 : 16);
+    int64_t rows = k.f ? rowsPerBlock(trips[*k.f], registers >= 32 ? 8 : 4) : 1;
     int64_t block = lanes * vectors;
     int64_t fullCols = trips[k.p] / block * block;
     int64_t fullRows = k.f ? trips[*k.f] / rows * rows : 1;

@@ -119,10 +119,12 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
   // Vector width: what the features give x86 (AVX-512 doubles the
   // registers and their width), 128 bits elsewhere.
   t.vectorBits = 128;
+  t.vectorRegisters = triple.getArch() == llvm::Triple::aarch64 ? 32 : 16;
   if (triple.getArch() == llvm::Triple::x86_64) {
-    if (has("avx512f"))
+    if (has("avx512f")) {
       t.vectorBits = 512;
-    else if (has("avx2") || has("avx"))
+      t.vectorRegisters = 32;
+    } else if (has("avx2") || has("avx"))
       t.vectorBits = 256;
     // VNNI's vpdpbusd at that width: the AVX-512 form, or AVX-VNNI's
     // 256-bit one.

@@ -1,11 +1,19 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384" | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384 int8-dot=llvm.x86.avx512.vpdpbusd.256" | FileCheck %s --check-prefix=DOT
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=32 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=16 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON16
 
 // C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
 // vectors (16 columns) keep 8 accumulators in registers through the k loop;
 // rows 4-6 get a block of 3 rows, the last 5 columns a block of one masked
 // vector. B (16x37) is larger than A (7x16): the column blocks are the
 // outer loop, so each column slice of B is read once for all rows.
+// With 32 registers of 4 lanes (AArch64's NEON) a block has up to 8 rows:
+// all 7 rows x 2 vectors, 14 accumulators; with 16 registers (ARMv7) 4.
+// NEON-LABEL: func.func @matmul
+// NEON: %[[R:.*]]:14 = scf.for {{.*}} -> (vector<4xf32>,
+// NEON16-LABEL: func.func @matmul
+// NEON16: %[[R:.*]]:8 = scf.for {{.*}} -> (vector<4xf32>,
 // CHECK-LABEL: func.func @matmul
 // CHECK: scf.for %[[P:.*]] = %c0{{.*}} to %c32{{.*}} step %c16
 // CHECK:   scf.for %[[F:.*]] = %c0{{.*}} to %c4{{.*}} step %c4

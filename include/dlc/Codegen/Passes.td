@@ -391,7 +391,10 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
-           "SIMD register width in bits (512: 8 rows per block, else 4)">,
+           "SIMD register width in bits">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", "0",
+           "SIMD registers the target has (32: 8 rows per block, else 4; "
+           "0: 32 at 512 bits, else 16)">,
     Option<"chunkBytes", "chunk-bytes", "int64_t", "65536",
            "Most operand bytes one block reads over a chunk of reduction "
            "steps">,

@@ -52,7 +52,10 @@ struct TargetDescription {
   /// compute garbage; so codegen refuses such kernels (0: no limit).
   uint64_t maxPrivateMemoryBytes = 0;
   unsigned vectorBits = 128; ///< preferred SIMD width (CPU)
-  bool isHosted = true;      ///< CPU: has threads and a loader
+  /// CPU: SIMD registers at that width (AVX-512 and AArch64: 32, AVX2 and
+  /// ARMv7 NEON: 16); the register tile keeps twice as many rows with 32.
+  unsigned vectorRegisters = 16;
+  bool isHosted = true; ///< CPU: has threads and a loader
   /// GPUs: workgroup memory one contraction may stage its inputs in
   /// (under what every device of the target has, leaving room for the
   /// kernel's other workgroup buffers).

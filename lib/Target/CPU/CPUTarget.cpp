@@ -210,6 +210,7 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createCPULoopOrder());
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;
+  registerTile.vectorRegisters = target.vectorRegisters;
   // A CPU's 4-byte dot products are x86 VNNI's (TargetDescription.h).
   if (target.hasInt8DotProduct && tm.getTargetTriple().isX86())
     registerTile.int8Dot =
