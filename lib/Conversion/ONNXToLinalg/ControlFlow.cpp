@@ -285,6 +285,9 @@ LogicalResult convertScan(NodeRewriter &rw) {
     if (batched && type.getRank() < 2)
       return rw.fail("scan input " + Twine(j) +
                      " must have a batch and a sequence axis");
+    if (type.getRank() < 1)
+      return rw.fail("scan input " + Twine(j) +
+                     " is a scalar; it must have an axis to scan along");
     FailureOr<int64_t> axis =
         rw.normalizeAxis((*inAxes)[j], type.getRank(), "scan_input_axes");
     if (failed(axis))
@@ -300,7 +303,8 @@ LogicalResult convertScan(NodeRewriter &rw) {
       return rw.fail("scan input " + Twine(j) + " has batch " +
                      Twine(type.getDimSize(0)) + " but scan input 0 has " +
                      Twine(batch));
-    batch = type.getDimSize(0);
+    if (batched)
+      batch = type.getDimSize(0);
   }
   if (batched && rw.hasInput(0)) {
     FailureOr<SmallVector<int64_t>> lens = rw.constantInts(0, "sequence_lens");

@@ -260,7 +260,31 @@ LogicalResult ModelImporter::validateGraph() {
     return emitError(fileLoc, "the model's ir_version is ")
            << model.ir_version() << ", newer than any ONNX IR version dlc "
            << "knows (the newest is " << kNewestIRVersion << ")";
-  return validateNodes(*model.mutable_graph(), "the graph");
+  ::onnx::GraphProto &graph = *model.mutable_graph();
+  if (failed(validateNodes(graph, "the graph")))
+    return failure();
+  // Every value the graph's nodes read is defined somewhere in it, before
+  // ONNX's shape inference runs: some operators' inference reads an input's
+  // type unchecked (an ai.onnx.ml LabelEncoder of an undefined value
+  // segfaulted inside it). Subgraphs' reads are checked at import.
+  llvm::StringSet<> defined;
+  for (const ::onnx::ValueInfoProto &vi : graph.input())
+    defined.insert(vi.name());
+  for (const ::onnx::TensorProto &t : graph.initializer())
+    defined.insert(t.name());
+  for (const ::onnx::NodeProto &node : graph.node())
+    for (const std::string &out : node.output())
+      defined.insert(out);
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    for (const std::string &name : node.input())
+      if (!name.empty() && !defined.contains(name))
+        return emitError(nodeLoc(node, static_cast<unsigned>(index)))
+               << "node '" << nodeName(node, static_cast<unsigned>(index))
+               << "' (" << node.op_type() << ") reads '" << name
+               << "', which no earlier node, initializer or graph input "
+                  "produces";
+  }
+  return success();
 }
 
 LogicalResult ModelImporter::validateNodes(::onnx::GraphProto &graph,
