@@ -132,11 +132,7 @@ static void check_nothing_left(void) {
 static dlc_cuda_driver_options_t g_cu_options;
 
 static dlc_status_t cu_context_create(dlc_context_t **out_context) {
-  dlc_context_options_t options;
-  memset(&options, 0, sizeof(options));
-  options.struct_size = sizeof(options);
-  options.cuda = &g_cu_options;
-  return dlc_context_create(&options, out_context);
+  return dlc_test_context_create(NULL, &g_cu_options, out_context);
 }
 
 static void expect_load(const dlc_test_gpu_chain_t *c, dlc_status_t status,

@@ -43,4 +43,18 @@
     }                                                                          \
   } while (0)
 
+/* A context whose built-in GPU drivers get these options (NULL: their
+ * defaults), with the system allocator. */
+static inline dlc_status_t
+dlc_test_context_create(const struct dlc_vulkan_driver_options_t *vulkan,
+                        const struct dlc_cuda_driver_options_t *cuda,
+                        dlc_context_t **out_context) {
+  dlc_context_options_t options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.vulkan = vulkan;
+  options.cuda = cuda;
+  return dlc_context_create(&options, out_context);
+}
+
 #endif /* DLC_TEST_UTIL_H */

@@ -40,11 +40,7 @@ static size_t g_spirv_size[K_KERNELS];
 static dlc_vulkan_driver_options_t g_vk_options;
 
 static dlc_status_t vk_context_create(dlc_context_t **out_context) {
-  dlc_context_options_t options;
-  memset(&options, 0, sizeof(options));
-  options.struct_size = sizeof(options);
-  options.vulkan = &g_vk_options;
-  return dlc_context_create(&options, out_context);
+  return dlc_test_context_create(&g_vk_options, NULL, out_context);
 }
 
 /*===--- helpers ---------------------------------------------------------===*/

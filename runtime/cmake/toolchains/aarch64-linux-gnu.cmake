@@ -3,13 +3,7 @@
 #   -DCMAKE_TOOLCHAIN_FILE=runtime/cmake/toolchains/aarch64-linux-gnu.cmake
 # Programs built this way (dlc-run, the tests) run here under qemu-aarch64
 # (qemu-user), which CMake and ctest use as the emulator.
-set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
-set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc CACHE FILEPATH "C compiler")
-set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu
-  CACHE STRING "Runs the cross-built programs here")
+set(DLC_CROSS_TRIPLE aarch64-linux-gnu)
+set(DLC_CROSS_QEMU qemu-aarch64)
+include(${CMAKE_CURRENT_LIST_DIR}/linux-cross.cmake)
