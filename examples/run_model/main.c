@@ -10,7 +10,7 @@
  *
  * --cuda-library shows how an application tells a built-in driver
  * something: through the driver's options in dlc_context_options_t (the
- * runtime reads no environment variables). The tests point it at a fake
+ * runtime reads no DLC_* environment variable). The tests point it at a fake
  * libcuda.
  *
  * Exit status 0 on success, 1 on any error (with the runtime's message).

@@ -96,8 +96,9 @@ typedef struct dlc_context_options_t {
 } dlc_context_options_t;
 
 /* `options` may be NULL for the defaults. Registers the built-in drivers that
- * this build of the runtime contains. The runtime reads no environment
- * variables: what a driver can be told is in its options. */
+ * this build of the runtime contains. What a driver can be told is in its
+ * options: the runtime reads no DLC_* environment variable (only TMPDIR,
+ * where the CPU loader falls back to a temporary file). */
 dlc_status_t dlc_context_create(const dlc_context_options_t *options,
                                 dlc_context_t **out_context);
 void dlc_context_destroy(dlc_context_t *context);

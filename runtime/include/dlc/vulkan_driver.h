@@ -9,7 +9,7 @@
  *
  * dlc_context_create registers this driver in builds that contain it
  * (DLC_RUNTIME_ENABLE_VULKAN), with the options in
- * dlc_context_options_t.vulkan. The library reads no environment variables;
+ * dlc_context_options_t.vulkan. The library reads no DLC_* variable;
  * dlc-run maps DLC_VULKAN_* variables onto these options (runtime/README.md).
  *===----------------------------------------------------------------------===*/
 

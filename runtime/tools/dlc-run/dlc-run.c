@@ -698,7 +698,7 @@ static int dlc_run_session(const dlc_run_options_t *o, dlc_model_t *model,
   return dlc_check_expects(o, model, outputs);
 }
 
-/* The runtime reads no environment variables; dlc-run maps these onto the
+/* The runtime reads no DLC_* variable; dlc-run maps these onto the
  * drivers' options (runtime/README.md). 0, with an error printed, when one
  * is malformed. */
 static int dlc_run_driver_options(dlc_vulkan_driver_options_t *vulkan,
