@@ -319,9 +319,10 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI>(&getContext());
+    // Ahead of MLIR's sin/cos approximations (see ExpandSinCos).
     patterns
-        .add<ExpandRemF, ExpandTrunc, ExpandIPowI,
-             ExpandSinCos<math::SinOp, false>, ExpandSinCos<math::CosOp, true>>(
+        .add<ExpandSinCos<math::SinOp, false>, ExpandSinCos<math::CosOp, true>>(
             &getContext(),
             /*benefit=*/2);
     patterns.add<ExpandFma>(&getContext(), nativeFma);
