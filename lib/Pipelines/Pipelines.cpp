@@ -346,22 +346,10 @@ static LogicalResult writeKernelFile(Location loc, StringRef directory,
   return success();
 }
 
-/// --emit=spirv or --emit=ptx into a directory: one complete module per
-/// kernel. SPIR-V is one module per kernel already; PTX is one module for
-/// all kernels, so each kernel is compiled again on its own.
-static LogicalResult writeKernelFiles(ModuleOp kernels,
-                                      const dlc::CompileOptions &options,
-                                      const dlc::KernelBinary &binary) {
-  using namespace dlc;
-  Location loc = kernels.getLoc();
-  if (options.emit == EmitKind::SPIRV) {
-    for (const KernelInfo &k : binary.kernels)
-      if (failed(writeKernelFile(
-              loc, options.kernelDirectory, k.name + ".spv",
-              StringRef(binary.code).substr(k.codeOffset, k.codeSize))))
-        return failure();
-    return success();
-  }
+/// --emit=ptx into a directory: each kernel compiled on its own, one
+/// complete module per file.
+static LogicalResult writePTXFiles(ModuleOp kernels,
+                                   const dlc::CompileOptions &options) {
   SmallVector<std::string> names;
   for (auto f : kernels.getOps<func::FuncOp>())
     names.push_back(f.getSymName().str());
@@ -370,10 +358,11 @@ static LogicalResult writeKernelFiles(ModuleOp kernels,
     for (auto f : llvm::make_early_inc_range(one->getOps<func::FuncOp>()))
       if (f.getSymName() != name)
         f.erase();
-    KernelBinary single;
-    if (failed(compileCUDAKernels(*one, options.target, /*requirePtxas=*/false,
-                                  single)) ||
-        failed(writeKernelFile(loc, options.kernelDirectory, name + ".ptx",
+    dlc::KernelBinary single;
+    if (failed(dlc::compileCUDAKernels(*one, options.target,
+                                       /*requirePtxas=*/false, single)) ||
+        failed(writeKernelFile(kernels.getLoc(), options.kernelDirectory,
+                               name + ".ptx",
                                StringRef(single.code).rtrim('\0'))))
       return failure();
   }
@@ -421,15 +410,14 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
 
   const TargetDescription &target = options.target;
   OwningOpRef<ModuleOp> kernels = extractKernels(*module);
-  // Per-kernel PTX compiles each kernel from this module again.
-  OwningOpRef<ModuleOp> kernelsForFiles;
-  if (options.emit == EmitKind::PTX && !options.kernelDirectory.empty())
-    kernelsForFiles = cast<ModuleOp>((*kernels)->clone());
   if (mlir && options.stopAfter == Stage::Kernels) {
     kernels->print(output);
     output << "\n";
     return success();
   }
+  // PTX is one module for all kernels: one per kernel is compiled alone.
+  if (options.emit == EmitKind::PTX && !options.kernelDirectory.empty())
+    return writePTXFiles(*kernels, options);
   KernelArithmetic arith;
   KernelNodes kernelNodes;
   if (options.printStats) {
@@ -458,9 +446,14 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     output << "\n";
     return success();
   }
-  if (!options.kernelDirectory.empty())
-    return writeKernelFiles(kernelsForFiles ? *kernelsForFiles : *kernels,
-                            options, binary);
+  if (!options.kernelDirectory.empty()) {
+    for (const KernelInfo &k : binary.kernels)
+      if (failed(writeKernelFile(
+              module->getLoc(), options.kernelDirectory, k.name + ".spv",
+              StringRef(binary.code).substr(k.codeOffset, k.codeSize))))
+        return failure();
+    return success();
+  }
   if (options.emit == EmitKind::SPIRV && binary.kernels.size() > 1)
     return emitError(module->getLoc())
            << "--emit=spirv: the model has " << binary.kernels.size()
