@@ -201,6 +201,27 @@ static void test_basics(void) {
   CHECK_CONTAINS(g_err, "magic");
 }
 
+/* The driver options dlc-run takes from the environment: malformed ones
+ * are refused, naming the variable (a CPU model needs no GPU driver, so
+ * well-formed ones change nothing here). */
+static void test_driver_environment(void) {
+  CHECK(setenv("DLC_VULKAN_VALIDATE", "yes", 1) == 0);
+  EXPECT_RUN("model.dlcx", 2);
+  CHECK_CONTAINS(g_err, "DLC_VULKAN_VALIDATE is 'yes'; set it to 1 or 0");
+  CHECK(unsetenv("DLC_VULKAN_VALIDATE") == 0);
+  CHECK(setenv("DLC_VULKAN_MASK_FEATURES", "0x11zz", 1) == 0);
+  EXPECT_RUN("model.dlcx", 2);
+  CHECK_CONTAINS(g_err, "DLC_VULKAN_MASK_FEATURES is '0x11zz'; set it to a "
+                        "number such as 0x1100");
+  CHECK(setenv("DLC_VULKAN_MASK_FEATURES", "0x1100", 1) == 0);
+  CHECK(setenv("DLC_VULKAN_STAGING", "1", 1) == 0);
+  CHECK(setenv("DLC_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1) == 0);
+  EXPECT_RUN("model.dlcx", 0);
+  CHECK(unsetenv("DLC_VULKAN_MASK_FEATURES") == 0);
+  CHECK(unsetenv("DLC_VULKAN_STAGING") == 0);
+  CHECK(unsetenv("DLC_CUDA_LIBRARY") == 0);
+}
+
 static void test_npy(const float *expected) {
   uint32_t twos[N];
   float out[N], perturbed[N];
@@ -399,6 +420,7 @@ int main(void) {
   write_npy("y2.npy", "<f4", "(60,)", y, sizeof(y), 2);
 
   test_basics();
+  test_driver_environment();
   test_npy(expected);
   test_input_errors(x);
   test_pb(x, y, expected);

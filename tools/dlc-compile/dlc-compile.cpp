@@ -294,17 +294,17 @@ int main(int argc, char **argv) {
   if ((emitKind == dlc::EmitKind::SPIRV || emitKind == dlc::EmitKind::PTX) &&
       (llvm::StringRef(outputPath).ends_with("/") ||
        llvm::sys::fs::is_directory(outputPath))) {
+    if (splitInputFile) {
+      llvm::errs() << "dlc-compile: error: --split-input-file writes one "
+                      "stream; it does not take an output directory\n";
+      return 1;
+    }
     if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
       llvm::errs() << "dlc-compile: error: cannot create '" << outputPath
                    << "': " << ec.message() << "\n";
       return 1;
     }
     options.kernelDirectory = outputPath;
-    if (splitInputFile) {
-      llvm::errs() << "dlc-compile: error: --split-input-file writes one "
-                      "stream; it does not take an output directory\n";
-      return 1;
-    }
     if (quantizing)
       return failed(dlc::quantizeONNXFile(context, inputFile, options,
                                           quantizeOptions, llvm::nulls()))

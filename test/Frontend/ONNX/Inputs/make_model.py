@@ -69,6 +69,12 @@ def sparse_model(kind):
         idx = np.array([1, 6, 12], np.int64)
     elif kind == "sparse-huge":
         dims = [1 << 20, 1 << 20]
+    elif kind == "sparse-coordinates":
+        idx = np.array([[0, 1], [2, 0], [3, 3]], np.int64)  # column 3 of 3
+    elif kind == "sparse-index-shape":
+        idx = np.array([[1, 6, 11]], np.int64)
+    elif kind == "sparse-index-type":
+        idx = idx.astype(np.int32)
     sp = helper.make_sparse_tensor(numpy_helper.from_array(vals, "W"),
                                    numpy_helper.from_array(idx, "W_idx"), dims)
     bsp = helper.make_sparse_tensor(
