@@ -144,6 +144,26 @@ def conv_integer(out, rng, name, c, f, hw, kernel, zx, zw, pads):
           opset=10)
 
 
+def dynamic_integer(out, rng, name, op, x_shape, w_shape, w_zp, **attrs):
+    """ConvInteger or MatMulInteger as quantize_dynamic writes them: the
+    input's zero point a graph input (DynamicQuantizeLinear computes it at
+    run time), constant uint8 weights over the full byte range with a zero
+    point far from 128 (w - w_zp spans more than a signed byte), which dlc
+    centres per output channel and corrects with the input's window
+    sums."""
+    x = rand(rng, TensorProto.UINT8, x_shape)
+    feeds = {"x": x, "x_zero_point": np.array(rng.integers(0, 256),
+                                              np.uint8)}
+    init = [numpy_helper.from_array(
+                rand(rng, TensorProto.UINT8, w_shape), "w"),
+            numpy_helper.from_array(np.array(w_zp, np.uint8), "w_zero_point")]
+    node = helper.make_node(op, ["x", "w", "x_zero_point", "w_zero_point"],
+                            ["y"], **attrs)
+    write(out, name, [node], [("x", TensorProto.UINT8),
+                              ("x_zero_point", TensorProto.UINT8)],
+          [("y", TensorProto.INT32)], feeds, opset=10, initializers=init)
+
+
 def qlinear_conv(out, rng, name, tx, c, f, hw, kernel):
     """QLinearConv with per-channel symmetric int8 weights (the usual
     export) and an activation zero point."""
@@ -292,6 +312,19 @@ def generate(out):
                        8, 8, 20, 20, 3, group=8)
     qlinear_conv_const(out, rng, "test_q_const_grouped", U8, S8,
                        16, 32, 10, 10, 3, group=4)
+    # quantize_dynamic's forms: run-time input zero points, uint8 weights
+    # that do not fit a signed byte around their zero point.
+    dynamic_integer(out, rng, "test_q_dynamic_convinteger_pixels_3x3",
+                    "ConvInteger", (1, 32, 16, 64), (64, 32, 3, 3), 116,
+                    kernel_shape=[3, 3], pads=[1] * 4)
+    dynamic_integer(out, rng, "test_q_dynamic_convinteger_channels_3x3",
+                    "ConvInteger", (1, 20, 9, 7), (48, 20, 3, 3), 140,
+                    kernel_shape=[3, 3], pads=[1] * 4)
+    dynamic_integer(out, rng, "test_q_dynamic_convinteger_stride2",
+                    "ConvInteger", (1, 3, 33, 70), (16, 3, 3, 3), 90,
+                    kernel_shape=[3, 3], pads=[1] * 4, strides=[2, 2])
+    dynamic_integer(out, rng, "test_q_dynamic_matmulinteger_k130",
+                    "MatMulInteger", (24, 130), (130, 64), 123)
     qgemm_const(out, rng, "test_q_const_qgemm_transb_k130", 3, 130, 50, 1)
     qgemm_const(out, rng, "test_q_const_qgemm_k64", 7, 64, 40, 0)
     # Output channels or columns that end in a partial block of lanes, at

@@ -947,6 +947,20 @@ LogicalResult tileKernel(func::FuncOp kernel,
     for (linalg::GenericOp g : generics)
       inputsToGathers(rewriter, g, channels ? channels->result : Value());
   }
+  // A padding value computed in a pad's body from outside it (a zero point
+  // read from a rank-0 input) moves before the pad: upstream tiling and
+  // vectorization take a pad whose value is defined above it, like a
+  // constant one.
+  kernel.walk([&](tensor::PadOp pad) {
+    Block &body = pad.getRegion().front();
+    if (llvm::any_of(body.getArguments(),
+                     [](BlockArgument a) { return !a.use_empty(); }) ||
+        !llvm::all_of(body.without_terminator(),
+                      [](Operation &op) { return isPure(&op); }))
+      return;
+    for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
+      op.moveBefore(pad);
+  });
   if (options.maxThreads > 0) {
     SmallVector<tensor::PadOp> pads;
     kernel.walk([&](tensor::PadOp pad) { pads.push_back(pad); });

@@ -130,6 +130,30 @@ func.func @pad_gpu(%a: tensor<4x4xf32>) -> tensor<6x6xf32> attributes {dlc.kerne
 
 // -----
 
+// A padding value read in the pad's body from a rank-0 input (a zero point
+// computed at run time) moves before the pad, which then tiles like one
+// with a constant value (upstream tiling fails on the body otherwise); on
+// GPUs the gather selects the value read before it.
+// CHECK-LABEL: func.func @pad_runtime_value
+// CHECK: %[[Z:.*]] = tensor.extract %arg1[] : tensor<i8>
+// CHECK: scf.forall
+// CHECK:   tensor.pad
+// CHECK:   tensor.yield %[[Z]] : i8
+// GPU-LABEL: func.func @pad_runtime_value
+// GPU: %[[Z:.*]] = tensor.extract %arg1[] : tensor<i8>
+// GPU: scf.forall
+// GPU: arith.select %{{.*}}, %{{.*}}, %[[Z]] : i8
+func.func @pad_runtime_value(%a: tensor<1x8x16x16xi8>, %z: tensor<i8>) -> tensor<1x8x18x18xi8> attributes {dlc.kernel} {
+  %p = tensor.pad %a low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    %v = tensor.extract %z[] : tensor<i8>
+    tensor.yield %v : i8
+  } : tensor<1x8x16x16xi8> to tensor<1x8x18x18xi8>
+  return %p : tensor<1x8x18x18xi8>
+}
+
+// -----
+
 // GPU tiling: a tensor.concat becomes an elementwise gather that reads each
 // input at a clamped index and selects by the concatenated dim's index.
 // CHECK-LABEL: func.func @concat_gpu

@@ -674,48 +674,27 @@ Value padWithScalarTensor(OpBuilder &b, Location loc, Value v,
   if (c)
     return padWithValue(b, loc, v, low, high,
                         cast<TypedAttr>(c.getSplatValue<Attribute>()));
-  // A pad value known only at run time cannot leave the kernel as a
-  // scalar (tensor.pad would take it as an SSA value outside any kernel):
-  // the padded tensor is a gather that takes the zero point, a rank-0
-  // input of the same kernel, where it reads outside `v`.
-  int64_t rank = type.getRank();
+  // A pad value known only at run time: the pad's body reads it from the
+  // rank-0 tensor, which becomes an input of the kernel that pads (a scalar
+  // outside the body would be an SSA value outside any kernel).
   SmallVector<int64_t> shape;
   for (auto [i, d] : llvm::enumerate(type.getShape()))
     shape.push_back(d + low[i] + high[i]);
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  AffineMap scalar = AffineMap::get(rank, 0, {}, b.getContext());
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  return buildGeneric(
-      b, loc, {{scalarTensor, scalar}},
-      {{createEmpty(b, loc, shape, type.getElementType()), id}}, iters,
-      [&](OpBuilder &nb, Location nl, ValueRange ins, ValueRange) {
-        Value inside;
-        SmallVector<Value> coords;
-        Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-        for (int64_t d = 0; d < rank; ++d) {
-          Value i = linalg::IndexOp::create(nb, nl, d);
-          if (low[d] == 0 && high[d] == 0) {
-            coords.push_back(i);
-            continue;
-          }
-          Value src = arith::SubIOp::create(
-              nb, nl, i, arith::ConstantIndexOp::create(nb, nl, low[d]));
-          Value last =
-              arith::ConstantIndexOp::create(nb, nl, type.getDimSize(d) - 1);
-          Value ok = arith::AndIOp::create(
-              nb, nl,
-              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, src,
-                                    zero),
-              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, src,
-                                    last));
-          inside = inside ? arith::AndIOp::create(nb, nl, inside, ok) : ok;
-          coords.push_back(arith::MinSIOp::create(
-              nb, nl, arith::MaxSIOp::create(nb, nl, src, zero), last));
-        }
-        Value value = tensor::ExtractOp::create(nb, nl, v, coords);
-        return SmallVector<Value>{
-            arith::SelectOp::create(nb, nl, inside, value, ins[0])};
-      })[0];
+  auto outType = RankedTensorType::get(shape, type.getElementType());
+  MLIRContext *ctx = b.getContext();
+  auto pad = tensor::PadOp::create(b, loc, outType, v,
+                                   getAsIndexOpFoldResult(ctx, low),
+                                   getAsIndexOpFoldResult(ctx, high));
+  OpBuilder::InsertionGuard guard(b);
+  if (pad.getRegion().empty())
+    b.createBlock(&pad.getRegion(), {},
+                  SmallVector<Type>(shape.size(), b.getIndexType()),
+                  SmallVector<Location>(shape.size(), loc));
+  Block *body = &pad.getRegion().front();
+  b.setInsertionPointToStart(body);
+  tensor::YieldOp::create(
+      b, loc, tensor::ExtractOp::create(b, loc, scalarTensor, ValueRange()));
+  return pad.getResult();
 }
 
 /// The integer convolution of x (input xIdx, NC<spatial>) and w (input

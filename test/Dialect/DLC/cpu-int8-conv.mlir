@@ -277,10 +277,28 @@ func.func @grouped(%x: tensor<1x2x2x3x3xi8>) -> tensor<1x4x3x3xi32> {
 // -----
 
 // Unsigned filter bytes 200 with zero point 0 do not fit in a signed byte:
-// the convolution stays as it is.
+// each output channel's filter is centred by an offset (200 = 127 + 73),
+// and the offset times the input's window sums (a convolution with a
+// filter of ones, along pixels) joins the correction, which is
+// -3 * (4 * 127 + 4 * 73) = -2400 for the zero point. Without dot products
+// (no window sums) the convolution stays as it is.
+// CHECK-DAG: #[[SUMS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d3, d4)>
 // CHECK-LABEL: func.func @out_of_range
-// CHECK-NOT: dlc.materialize
-// CHECK: arith.subi
+// CHECK: %[[WP:.*]] = arith.constant dense<127> : tensor<1x1x1x1x8x4xi8>
+// CHECK: %[[XP:.*]] = linalg.generic {{.*}} attrs =  {dlc.materialize}
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[XP]], %[[WP]] : tensor<1x1x7x7x4xi8>, tensor<1x1x1x1x8x4xi8>) outs({{.*}} : tensor<1x7x7x1x8xi32>)
+// CHECK: %[[ONES:.*]] = arith.constant dense<1> : tensor<1x1x1x1x4xi8>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[XP]], %[[ONES]] : tensor<1x1x7x7x4xi8>, tensor<1x1x1x1x4xi8>) outs({{.*}} : tensor<1x1x7x7xi32>)
+// CHECK: %[[CORR:.*]] = arith.constant dense<-2400> : tensor<8xi32>
+// CHECK: %[[OFF:.*]] = arith.constant dense<73> : tensor<8xi32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[SUMS]], #{{.*}}, #{{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]], %[[SUM]], %[[OFF]] : {{.*}})
+// CHECK-NEXT: ^bb0(%[[A:.*]]: i32, %[[C:.*]]: i32, %[[S:.*]]: i32, %[[O:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[T0:.*]] = arith.addi %[[A]], %[[C]] : i32
+// CHECK-NEXT: %[[T1:.*]] = arith.muli %[[S]], %[[O]] : i32
+// CHECK-NEXT: arith.addi %[[T0]], %[[T1]] : i32
+// NODOT-LABEL: func.func @out_of_range
+// NODOT-NOT: dlc.materialize
+// NODOT: arith.subi
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 #s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
@@ -424,4 +442,62 @@ func.func @gemv_partial_block(%a: tensor<1x6xi8>) -> tensor<1x5xi32> {
     linalg.yield %5 : i32
   } -> tensor<1x5xi32>
   return %y : tensor<1x5xi32>
+}
+
+// -----
+
+// A zero point computed at run time (DynamicQuantizeLinear's, an argument
+// here) and unsigned filter bytes far from their zero point 116 (the
+// columns span -116..139, beyond a signed byte): the zero point leaves the
+// reduction as a run-time term, -ext(z) * (sum(b') + K * offset) per
+// column, and the columns centred by offset 12 add 12 times a's row sums
+// (a product with ones). Columns: b = 0 and 255 alternating, sum 6 * 255 /
+// 2 - 6 * 116 = 69 and b' = b - 116 - 12 for K = 6 rows, so
+// sum(b') + 6 * 12 = 69 - 72 + 72 = 69.
+// CHECK-LABEL: func.func @runtime_zero_point
+// CHECK-SAME: (%[[AIN:.*]]: tensor<3x6xi8>, %[[Z:.*]]: tensor<i8>)
+// CHECK: %[[BP:.*]] = arith.constant dense<{{.*}}> : tensor<1x2x8x4xi8>
+// CHECK: %[[AP:.*]] = tensor.expand_shape
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[AP]], %[[BP]] : tensor<3x2x4xi8>, tensor<1x2x8x4xi8>) outs({{.*}} : tensor<3x1x8xi32>)
+// CHECK: %[[ONES:.*]] = arith.constant dense<{{\[}}[1, 1, 1, 1], [1, 1, 0, 0]]> : tensor<2x4xi8>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[AP]], %[[ONES]] : tensor<3x2x4xi8>, tensor<2x4xi8>) outs({{.*}} : tensor<3xi32>)
+// CHECK: %[[CORR:.*]] = arith.constant dense<0> : tensor<8xi32>
+// CHECK: %[[TIMES:.*]] = arith.constant dense<69> : tensor<8xi32>
+// CHECK: %[[OFF:.*]] = arith.constant dense<12> : tensor<8xi32>
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]], %[[CORR]], %[[Z]], %[[TIMES]], %[[SUM]], %[[OFF]] : tensor<3x1x8xi32>, tensor<8xi32>, tensor<i8>, tensor<8xi32>, tensor<3xi32>, tensor<8xi32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: i32, %[[C:.*]]: i32, %[[ZV:.*]]: i8, %[[T:.*]]: i32, %[[S:.*]]: i32, %[[O:.*]]: i32, %{{.*}}: i32):
+// CHECK-NEXT: %[[V0:.*]] = arith.addi %[[A]], %[[C]] : i32
+// CHECK-NEXT: %[[ZE:.*]] = arith.extui %[[ZV]] : i8 to i32
+// CHECK-NEXT: %[[ZT:.*]] = arith.muli %[[ZE]], %[[T]] : i32
+// CHECK-NEXT: %[[V1:.*]] = arith.subi %[[V0]], %[[ZT]] : i32
+// CHECK-NEXT: %[[SO:.*]] = arith.muli %[[S]], %[[O]] : i32
+// CHECK-NEXT: arith.addi %[[V1]], %[[SO]] : i32
+// NODOT-LABEL: func.func @runtime_zero_point
+// NODOT: linalg.transpose
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#s = affine_map<(d0, d1, d2) -> ()>
+#o = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @runtime_zero_point(%a: tensor<3x6xi8>, %za: tensor<i8>) -> tensor<3x8xi32> {
+  %w = arith.constant dense<[[0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1], [0, -1, 0, -1, 0, -1]]> : tensor<8x6xi8>
+  %zb = arith.constant dense<116> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %et = tensor.empty() : tensor<6x8xi8>
+  %wt = linalg.transpose ins(%w : tensor<8x6xi8>) outs(%et : tensor<6x8xi8>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<3x8xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<3x8xi32>) -> tensor<3x8xi32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #s, #s, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wt, %za, %zb : tensor<3x6xi8>, tensor<6x8xi8>, tensor<i8>, tensor<i8>) outs(%init : tensor<3x8xi32>) {
+  ^bb0(%x: i8, %v: i8, %z: i8, %zv: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extui %v : i8 to i32
+    %4 = arith.extui %zv : i8 to i32
+    %5 = arith.subi %3, %4 : i32
+    %6 = arith.muli %2, %5 : i32
+    %7 = arith.addi %acc, %6 : i32
+    linalg.yield %7 : i32
+  } -> tensor<3x8xi32>
+  return %y : tensor<3x8xi32>
 }

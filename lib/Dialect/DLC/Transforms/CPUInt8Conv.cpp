@@ -16,10 +16,16 @@
 // layout and lose the zero points from their body.
 //
 // In both, the zero points leave the reduction: with filter values
-// w' = w - w_zp (they must fit in a signed byte) and the input's zero
-// point z,
+// w' = w - w_zp and the input's zero point z,
 //   sum (x - z) * w' = sum x * w' - z * sum w'
-// and the second term is a per-channel constant, added afterwards.
+// and the second term is a per-channel constant (times z where z is only
+// known at run time: quantize_dynamic's DynamicQuantizeLinear), added
+// afterwards. Where w' spans more than a signed byte (uint8 filters with a
+// zero point far from 128), each output channel's filter is centred by an
+// offset o, w' = w'' + o, and with dot products
+//   sum (x - z) * w' = sum x * w'' - z * (sum w'' + K o) + o * sum x
+// over the K taps of a window: the last term is o times the input's window
+// sums, one more (small) contraction with a filter of ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,30 +141,145 @@ Value byteProduct(OpBuilder &b, Location loc, RankedTensorType type, Value x,
       .getResult(0);
 }
 
-/// `acc` read through `read`, plus the per-channel constant `corr` read
-/// through `channel`, as a new tensor of `type`.
-Value addPerChannel(OpBuilder &b, Location loc, Value acc,
-                    ArrayRef<int32_t> corr, RankedTensorType type,
-                    AffineMap read, AffineMap channel) {
-  Type i32 = b.getI32Type();
-  Value corrCst = arith::ConstantOp::create(
+/// What the zero points leave behind once they are out of a contraction's
+/// reduction, per output channel c and output element p:
+///   constant[c] - ext(zp) * zpTimes[c] + sumTimes[c] * sums[p]
+/// (`zp`, the input's run-time zero point, and `sums`, the input's window
+/// sums, only where present). All of it is 32-bit wrapping arithmetic,
+/// exact where the reference's int32 result is.
+struct Correction {
+  std::vector<int32_t> constant;
+  Value zp;
+  bool zpUnsigned = false;
+  std::vector<int32_t> zpTimes;
+  Value sums;
+  std::vector<int32_t> sumTimes;
+  /// `sums`'s indices in the result's loops.
+  AffineMap sumsRead;
+};
+
+bool hasOffsets(ArrayRef<int64_t> offset) {
+  return llvm::any_of(offset, [](int64_t o) { return o != 0; });
+}
+
+/// A constant i32 vector.
+Value i32Vector(OpBuilder &b, Location loc, ArrayRef<int32_t> values) {
+  return arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(
-          RankedTensorType::get({static_cast<int64_t>(corr.size())}, i32),
-          corr));
+          RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                b.getI32Type()),
+          values));
+}
+
+/// `acc` read through `read`, plus `corr` with its per-channel vectors read
+/// through `channel`, as a new tensor of `type`.
+Value addPerChannel(OpBuilder &b, Location loc, Value acc,
+                    const Correction &corr, RankedTensorType type,
+                    AffineMap read, AffineMap channel) {
+  Type i32 = b.getI32Type();
   unsigned rank = type.getRank();
+  SmallVector<Value> ins = {acc, i32Vector(b, loc, corr.constant)};
+  SmallVector<AffineMap> maps = {read, channel};
+  if (corr.zp) {
+    ins.append({corr.zp, i32Vector(b, loc, corr.zpTimes)});
+    maps.append({AffineMap::get(rank, 0, {}, b.getContext()), channel});
+  }
+  if (corr.sums) {
+    ins.append({corr.sums, i32Vector(b, loc, corr.sumTimes)});
+    maps.append({corr.sumsRead, channel});
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
   return linalg::GenericOp::create(
-             b, loc, type, ValueRange{acc, corrCst},
+             b, loc, type, ins,
              tensor::EmptyOp::create(b, loc, type.getShape(), i32).getResult(),
-             ArrayRef<AffineMap>{read, channel, b.getMultiDimIdentityMap(rank)},
+             maps,
              SmallVector<utils::IteratorType>(rank,
                                               utils::IteratorType::parallel),
-             [](OpBuilder &nb, Location nl, ValueRange a) {
-               linalg::YieldOp::create(
-                   nb, nl,
-                   arith::AddIOp::create(nb, nl, a[0], a[1]).getResult());
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value v = arith::AddIOp::create(nb, nl, a[0], a[1]);
+               unsigned next = 2;
+               if (corr.zp) {
+                 Value z =
+                     corr.zpUnsigned
+                         ? Value(arith::ExtUIOp::create(nb, nl, i32, a[next]))
+                         : Value(arith::ExtSIOp::create(nb, nl, i32, a[next]));
+                 v = arith::SubIOp::create(
+                     nb, nl, v, arith::MulIOp::create(nb, nl, z, a[next + 1]));
+                 next += 2;
+               }
+               if (corr.sums)
+                 v = arith::AddIOp::create(
+                     nb, nl, v,
+                     arith::MulIOp::create(nb, nl, a[next], a[next + 1]));
+               linalg::YieldOp::create(nb, nl, v);
              })
       .getResult(0);
+}
+
+/// The input zero point of a contraction: a constant, or a scalar tensor
+/// computed at run time (DynamicQuantizeLinear's).
+struct ZeroPoint {
+  int64_t constant = 0;
+  Value runtime;
+};
+
+/// Per output channel, `sum_i w'[i]` plus `taps` times the channel's
+/// offset: what the input's zero point multiplies.
+std::vector<int64_t> zeroPointTimes(ArrayRef<int64_t> filter,
+                                    ArrayRef<int64_t> offset, int64_t taps) {
+  std::vector<int64_t> out(offset.size());
+  for (size_t o = 0; o < offset.size(); ++o) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < taps; ++i)
+      sum += filter[o * taps + i];
+    out[o] = sum + taps * offset[o];
+  }
+  return out;
+}
+
+/// The correction of a contraction whose input, shifted by `shift` (128
+/// where signed bytes were flipped to unsigned ones), has zero point `zp`,
+/// with `times` from zeroPointTimes; `offset` the filter's per-channel
+/// offsets (their window sums are added by the caller).
+Correction zeroPointCorrection(const ZeroPoint &zp, bool zpUnsigned,
+                               int64_t shift, ArrayRef<int64_t> times) {
+  Correction c;
+  auto wrap = [](int64_t v) {
+    return static_cast<int32_t>(static_cast<uint32_t>(v));
+  };
+  for (int64_t t : times) {
+    c.constant.push_back(wrap(-(zp.constant + shift) * t));
+    if (zp.runtime)
+      c.zpTimes.push_back(wrap(t));
+  }
+  if (zp.runtime) {
+    c.zp = zp.runtime;
+    c.zpUnsigned = zpUnsigned;
+  }
+  return c;
+}
+
+/// Signed-byte filter values: `values` (rows of `taps`, one per output
+/// channel) minus a per-channel offset, 0 where a row fits in a signed
+/// byte, else the one that centres it. Rows spanning more than 256 values
+/// do not fit at all.
+std::optional<std::vector<int64_t>> centreRows(std::vector<int64_t> &values,
+                                               int64_t taps) {
+  int64_t rows = taps ? static_cast<int64_t>(values.size()) / taps : 0;
+  std::vector<int64_t> offset(rows, 0);
+  for (int64_t o = 0; o < rows; ++o) {
+    auto row = ArrayRef<int64_t>(values).slice(o * taps, taps);
+    auto [lo, hi] = std::minmax_element(row.begin(), row.end());
+    if (*lo >= -128 && *hi <= 127)
+      continue;
+    if (*hi - *lo > 255)
+      return std::nullopt;
+    offset[o] = *lo < -128 ? *lo + 128 : *hi - 127;
+    for (int64_t i = 0; i < taps; ++i)
+      values[o * taps + i] -= offset[o];
+  }
+  return offset;
 }
 
 /// A widened byte operand of the contraction's body: `ext(arg)` or
@@ -226,17 +347,22 @@ widenedProduct(linalg::GenericOp op) {
   return std::make_pair(*l, *r);
 }
 
-/// The constant zero point of widened operand `w` of `op`: 0 when it has
-/// none, its value when it is a scalar.
-std::optional<int64_t> scalarZeroPoint(linalg::GenericOp op, const Widened &w) {
+/// The scalar zero point of widened operand `w` of `op`: 0 when it has
+/// none, its value when it is a constant, else the scalar tensor.
+std::optional<ZeroPoint> scalarZeroPoint(linalg::GenericOp op,
+                                         const Widened &w) {
   if (!w.zp)
-    return 0;
-  std::optional<std::vector<int64_t>> z =
-      byteConstant(op.getDpsInputs()[*w.zp], w.isUnsigned);
-  if (op.getIndexingMapsArray()[*w.zp].getNumResults() != 0 || !z ||
-      z->size() != 1)
+    return ZeroPoint();
+  Value v = op.getDpsInputs()[*w.zp];
+  if (op.getIndexingMapsArray()[*w.zp].getNumResults() != 0)
     return std::nullopt;
-  return (*z)[0];
+  std::optional<std::vector<int64_t>> z = byteConstant(v, w.isUnsigned);
+  if (z && z->size() == 1)
+    return ZeroPoint{(*z)[0], Value()};
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (z || !type || type.getRank() != 0)
+    return std::nullopt;
+  return ZeroPoint{0, v};
 }
 
 /// The constant zero points of widened operand `w` of `op` for each of
@@ -268,9 +394,12 @@ struct IntegerConv {
   linalg::GenericOp op;
   Value x, w;
   bool xUnsigned = false;
-  int64_t xZp = 0;
-  /// w - w_zp, in the filter's (G, M/G, C/G, KH, KW) order.
+  ZeroPoint xZp;
+  /// w - w_zp - offset, in the filter's (G, M/G, C/G, KH, KW) order.
   std::vector<int64_t> filter;
+  /// Per output channel: 0 where w - w_zp fits in a signed byte, else
+  /// what centres it there (uint8 filters with a zero point far from 128).
+  std::vector<int64_t> offset;
   int64_t n = 0, g = 0, mg = 0, cg = 0, kh = 0, kw = 0, oh = 0, ow = 0;
   /// The input's spatial index expressions in the original loops.
   AffineExpr rowExpr, colExpr;
@@ -323,7 +452,7 @@ std::optional<IntegerConv> matchConv(linalg::GenericOp op) {
   k.rowExpr = xMap.getResult(3);
   k.colExpr = xMap.getResult(4);
   k.xUnsigned = l->isUnsigned;
-  std::optional<int64_t> xZp = scalarZeroPoint(op, *l);
+  std::optional<ZeroPoint> xZp = scalarZeroPoint(op, *l);
   if (!xZp)
     return std::nullopt;
   k.xZp = *xZp;
@@ -337,12 +466,12 @@ std::optional<IntegerConv> matchConv(linalg::GenericOp op) {
     return std::nullopt;
   k.filter = std::move(*filter);
   for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < taps; ++i) {
-      int64_t &v = k.filter[o * taps + i];
-      v -= (*wZp)[o];
-      if (v < -128 || v > 127)
-        return std::nullopt;
-    }
+    for (int64_t i = 0; i < taps; ++i)
+      k.filter[o * taps + i] -= (*wZp)[o];
+  std::optional<std::vector<int64_t>> offset = centreRows(k.filter, taps);
+  if (!offset)
+    return std::nullopt;
+  k.offset = std::move(*offset);
   return k;
 }
 
@@ -355,9 +484,12 @@ struct IntegerMatmul {
   linalg::GenericOp op;
   Value a;
   bool aUnsigned = false;
-  int64_t aZp = 0;
-  /// b - b_zp, (N, K) row-major: each output column's reduction contiguous.
+  ZeroPoint aZp;
+  /// b - b_zp - offset, (N, K) row-major: each output column's reduction
+  /// contiguous.
   std::vector<int64_t> filter;
+  /// Per output column, as IntegerConv::offset.
+  std::vector<int64_t> offset;
   Value filterSource; ///< the constant it comes from (resource naming)
   int64_t m = 0, n = 0, k = 0;
 };
@@ -389,7 +521,7 @@ std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
   mm.n = outType.getDimSize(1);
   mm.k = aType.getDimSize(1);
   mm.aUnsigned = l->isUnsigned;
-  std::optional<int64_t> aZp = scalarZeroPoint(op, *l);
+  std::optional<ZeroPoint> aZp = scalarZeroPoint(op, *l);
   if (!aZp)
     return std::nullopt;
   mm.aZp = *aZp;
@@ -412,39 +544,33 @@ std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
   mm.filterSource = b;
   mm.filter.resize(mm.n * mm.k);
   for (int64_t j = 0; j < mm.n; ++j)
-    for (int64_t i = 0; i < mm.k; ++i) {
-      int64_t v =
+    for (int64_t i = 0; i < mm.k; ++i)
+      mm.filter[j * mm.k + i] =
           (transposed ? (*values)[j * mm.k + i] : (*values)[i * mm.n + j]) -
           (*zp)[j];
-      if (v < -128 || v > 127)
-        return std::nullopt;
-      mm.filter[j * mm.k + i] = v;
-    }
+  std::optional<std::vector<int64_t>> offset = centreRows(mm.filter, mm.k);
+  if (!offset)
+    return std::nullopt;
+  mm.offset = std::move(*offset);
   return mm;
 }
 
 struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
   using Base::Base;
 
-  /// The per-output-channel constant -z * sum(w') of `k` (z the input's
-  /// zero point after `shift`).
-  static std::vector<int32_t> correction(const IntegerConv &k, int64_t shift) {
-    int64_t m = k.g * k.mg, taps = k.cg * k.kh * k.kw;
-    std::vector<int32_t> out(m);
-    for (int64_t o = 0; o < m; ++o) {
-      int64_t sum = 0;
-      for (int64_t i = 0; i < taps; ++i)
-        sum += k.filter[o * taps + i];
-      out[o] = static_cast<int32_t>(-(k.xZp + shift) * sum);
-    }
-    return out;
+  /// What `k`'s input zero point leaves (the input shifted by `shift`):
+  /// -z * (sum(w') + taps * offset) per output channel.
+  static Correction correction(const IntegerConv &k, int64_t shift) {
+    return zeroPointCorrection(
+        k.xZp, k.xUnsigned, shift,
+        zeroPointTimes(k.filter, k.offset, k.cg * k.kh * k.kw));
   }
 
   /// Replaces `k.op`'s result by `value` + `corr` per output channel, in
   /// the result's layout (N, G, M/G, OH, OW), or in (N, M, OH, OW) when the
   /// result's one user is the reshape to that and `foldReshape`. `read`
   /// maps those loops to `value`'s indices.
-  void finish(OpBuilder &b, IntegerConv &k, Value value, ArrayRef<int32_t> corr,
+  void finish(OpBuilder &b, IntegerConv &k, Value value, Correction corr,
               function_ref<SmallVector<AffineExpr>(bool grouped)> read,
               bool foldReshape = true) {
     MLIRContext *ctx = b.getContext();
@@ -467,6 +593,11 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     }
     unsigned rank = resultType.getRank();
     AffineExpr channel = grouped ? d(1) * k.mg + d(2) : d(1);
+    // The window sums are (N, 1, OH, OW).
+    if (corr.sums)
+      corr.sumsRead = AffineMap::get(
+          rank, 0,
+          {d(0), getAffineConstantExpr(0, ctx), d(rank - 2), d(rank - 1)}, ctx);
     Value result = addPerChannel(b, loc, value, corr, resultType,
                                  AffineMap::get(rank, 0, read(grouped), ctx),
                                  AffineMap::get(rank, 0, channel, ctx));
@@ -523,7 +654,10 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     // its remainder in every other block. Such convolutions keep their
     // layout (integer multiply-adds, no dot products).
     if (!pixels && f % lanes != 0) {
-      rewriteCentered(k);
+      // (Filters with offsets need the window sums, which only this
+      // layout computes: those convolutions stay as they are.)
+      if (!hasOffsets(k.offset))
+        rewriteCentered(k);
       return;
     }
     if (!pixels) {
@@ -632,7 +766,38 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
                              /*xUnsigned=*/true);
 
     // Unsigned input: its zero point moved by 128 with the flip.
-    finish(b, k, conv, correction(k, flip ? 128 : 0), [&](bool grouped) {
+    Correction corr = correction(k, flip ? 128 : 0);
+    if (hasOffsets(k.offset)) {
+      // The window sums of the (shifted) input, which the filter offsets
+      // multiply: a convolution with a filter of ones, along pixels
+      // whatever the layout above (a 1/F share of the work).
+      std::vector<int8_t> ones(c4 * 4 * k.kh * k.kw, 0);
+      for (int64_t i = 0; i < c; ++i)
+        for (int64_t t = 0; t < k.kh * k.kw; ++t)
+          ones[((i / 4) * k.kh * k.kw + t) * 4 + i % 4] = 1;
+      SmallVector<AffineExpr> pixelLoops = {d(0), zero, d(1), d(2),
+                                            d(3), d(4), d(5), d(6)};
+      AffineExpr pRow = k.rowExpr.replaceDims(pixelLoops),
+                 pCol = k.colExpr.replaceDims(pixelLoops);
+      SmallVector<utils::IteratorType> pixelIterators(
+          4, utils::IteratorType::parallel);
+      pixelIterators.append(4, utils::IteratorType::reduction);
+      corr.sums = byteProduct(
+          b, loc, RankedTensorType::get({k.n, 1, k.oh, k.ow}, i32),
+          repack.getResult(0),
+          arith::ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(
+                  RankedTensorType::get({1, c4, k.kh, k.kw, 4}, i8),
+                  ArrayRef<int8_t>(ones))),
+          {AffineMap::get(8, 0, {d(0), d(4), pRow, pCol, d(7)}, ctx),
+           AffineMap::get(8, 0, {d(1), d(4), d(5), d(6), d(7)}, ctx),
+           AffineMap::get(8, 0, {d(0), d(1), d(2), d(3)}, ctx)},
+          pixelIterators, /*xUnsigned=*/true);
+      for (int64_t off : k.offset)
+        corr.sumTimes.push_back(static_cast<int32_t>(off));
+    }
+    finish(b, k, conv, std::move(corr), [&](bool grouped) {
       // Result loops: (n, g, m, oh, ow) or (n, m, oh, ow).
       AffineExpr mm = grouped ? d(2) : d(1);
       AffineExpr y = grouped ? d(3) : d(2), xx = grouped ? d(4) : d(3);
@@ -745,19 +910,14 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     int64_t np = (mm.n + lanes - 1) / lanes * lanes;
     int64_t fb = np % (2 * lanes) == 0 ? 2 * lanes : lanes;
     std::vector<int8_t> packed(np * k4 * 4, 0);
-    std::vector<int32_t> corr(mm.n, 0);
     bool flip = !mm.aUnsigned;
-    int64_t z = mm.aZp + (flip ? 128 : 0);
-    for (int64_t j = 0; j < mm.n; ++j) {
-      int64_t sum = 0;
-      for (int64_t i = 0; i < mm.k; ++i) {
-        int64_t v = mm.filter[j * mm.k + i];
-        sum += v;
+    Correction corr =
+        zeroPointCorrection(mm.aZp, mm.aUnsigned, flip ? 128 : 0,
+                            zeroPointTimes(mm.filter, mm.offset, mm.k));
+    for (int64_t j = 0; j < mm.n; ++j)
+      for (int64_t i = 0; i < mm.k; ++i)
         packed[(((j / fb) * k4 + i / 4) * fb + j % fb) * 4 + i % 4] =
-            static_cast<int8_t>(v);
-      }
-      corr[j] = static_cast<int32_t>(-z * sum);
-    }
+            static_cast<int8_t>(mm.filter[j * mm.k + i]);
     Value w =
         byteConstantOp(b, loc, RankedTensorType::get({np / fb, k4, fb, 4}, i8),
                        packed, mm.filterSource, ".dot4");
@@ -803,6 +963,27 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
          AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
          AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
         iterators, /*xUnsigned=*/true);
+    if (hasOffsets(mm.offset)) {
+      // The row sums of the (shifted) a, which the column offsets
+      // multiply: a product with a column of ones (zeros in the padding).
+      std::vector<int8_t> ones(k4 * 4, 0);
+      std::fill(ones.begin(), ones.begin() + mm.k, 1);
+      corr.sums = byteProduct(
+          b, loc, RankedTensorType::get({mm.m}, i32), a,
+          arith::ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(RankedTensorType::get({k4, 4}, i8),
+                                     ArrayRef<int8_t>(ones))),
+          {AffineMap::get(3, 0, {d(0), d(1), d(2)}, ctx),
+           AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+           AffineMap::get(3, 0, {d(0)}, ctx)},
+          {utils::IteratorType::parallel, utils::IteratorType::reduction,
+           utils::IteratorType::reduction},
+          /*xUnsigned=*/true);
+      corr.sumsRead = AffineMap::get(2, 0, {d(0)}, ctx);
+      for (int64_t off : mm.offset)
+        corr.sumTimes.push_back(static_cast<int32_t>(off));
+    }
     Value result = addPerChannel(
         b, loc, acc, corr, cast<RankedTensorType>(mm.op.getResult(0).getType()),
         AffineMap::get(2, 0, {d(0), d(1).floorDiv(fb), d(1) % fb}, ctx),
@@ -836,7 +1017,7 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
         continue;
       if (k->g == 1 && dotProducts)
         rewriteDot(*k);
-      else
+      else if (!hasOffsets(k->offset))
         rewriteCentered(*k);
     }
   }
