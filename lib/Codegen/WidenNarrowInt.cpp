@@ -28,11 +28,18 @@ using namespace mlir;
 
 namespace {
 
-/// Integer types of 2 to 31 bits: those the pass widens.
-bool isNarrow(Type t) {
-  auto i = dyn_cast<IntegerType>(t);
-  return i && i.getWidth() > 1 && i.getWidth() < 32;
-}
+/// A pattern of this pass: it knows which integer types are narrow, those
+/// of 2 to 31 bits but 8 where 8-bit integers are native.
+template <typename OpTy> struct NarrowPattern : public OpRewritePattern<OpTy> {
+  NarrowPattern(MLIRContext *ctx, bool nativeInt8)
+      : OpRewritePattern<OpTy>(ctx), nativeInt8(nativeInt8) {}
+  bool isNarrow(Type t) const {
+    auto i = dyn_cast<IntegerType>(t);
+    return i && i.getWidth() > 1 && i.getWidth() < 32 &&
+           !(nativeInt8 && i.getWidth() == 8);
+  }
+  bool nativeInt8;
+};
 
 Value extend(PatternRewriter &rewriter, Location loc, Value v, bool zero) {
   Type i32 = rewriter.getI32Type();
@@ -43,12 +50,12 @@ Value extend(PatternRewriter &rewriter, Location loc, Value v, bool zero) {
 
 /// Binary arithmetic: ext, compute in i32, trunc.
 template <typename OpTy, bool ZeroExtend>
-struct WidenBinary : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+struct WidenBinary : public NarrowPattern<OpTy> {
+  using NarrowPattern<OpTy>::NarrowPattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Type t = op.getType();
-    if (!isNarrow(t))
+    if (!this->isNarrow(t))
       return failure();
     Location loc = op.getLoc();
     Value a = extend(rewriter, loc, op.getLhs(), ZeroExtend);
@@ -59,11 +66,11 @@ struct WidenBinary : public OpRewritePattern<OpTy> {
   }
 };
 
-struct WidenCmpI : public OpRewritePattern<arith::CmpIOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct WidenCmpI : public NarrowPattern<arith::CmpIOp> {
+  using NarrowPattern::NarrowPattern;
   LogicalResult matchAndRewrite(arith::CmpIOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isNarrow(op.getLhs().getType()))
+    if (!this->isNarrow(op.getLhs().getType()))
       return failure();
     using P = arith::CmpIPredicate;
     P p = op.getPredicate();
@@ -81,11 +88,11 @@ struct WidenCmpI : public OpRewritePattern<arith::CmpIOp> {
 /// (an unsigned index cast of an 8-bit value must see 0..255, not the
 /// sign-extended register).
 template <typename OpTy, bool ZeroExtend>
-struct WidenToFloat : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+struct WidenToFloat : public NarrowPattern<OpTy> {
+  using NarrowPattern<OpTy>::NarrowPattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (!isNarrow(op.getIn().getType()))
+    if (!this->isNarrow(op.getIn().getType()))
       return failure();
     Value v = extend(rewriter, op.getLoc(), op.getIn(), ZeroExtend);
     rewriter.replaceOpWithNewOp<OpTy>(op, op.getType(), v);
@@ -94,11 +101,11 @@ struct WidenToFloat : public OpRewritePattern<OpTy> {
 };
 
 /// Float-to-integer conversions produce a narrow result.
-template <typename OpTy> struct WidenFromFloat : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+template <typename OpTy> struct WidenFromFloat : public NarrowPattern<OpTy> {
+  using NarrowPattern<OpTy>::NarrowPattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (!isNarrow(op.getType()))
+    if (!this->isNarrow(op.getType()))
       return failure();
     Value v =
         OpTy::create(rewriter, op.getLoc(), rewriter.getI32Type(), op.getIn());
@@ -110,12 +117,12 @@ template <typename OpTy> struct WidenFromFloat : public OpRewritePattern<OpTy> {
 /// A zero extension between two narrow types (i8 -> i16), or of a narrow
 /// value to i64, goes through i32 so that only narrow <-> i32 remains.
 template <typename OpTy, bool ZeroExtend>
-struct WidenExtension : public OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+struct WidenExtension : public NarrowPattern<OpTy> {
+  using NarrowPattern<OpTy>::NarrowPattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     auto to = dyn_cast<IntegerType>(op.getType());
-    if (!isNarrow(op.getIn().getType()) || !to || to.getWidth() == 32)
+    if (!this->isNarrow(op.getIn().getType()) || !to || to.getWidth() == 32)
       return failure();
     Value v = extend(rewriter, op.getLoc(), op.getIn(), ZeroExtend);
     if (to.getWidth() < 32)
@@ -149,12 +156,12 @@ struct BooleanMinMax : public OpRewritePattern<OpTy> {
 /// buffer holds i32 instead; stores zero-extend, loads truncate back, so
 /// the stored bits round-trip whatever the sign.
 template <typename AllocOpTy>
-struct WidenLocalBuffer : public OpRewritePattern<AllocOpTy> {
-  using OpRewritePattern<AllocOpTy>::OpRewritePattern;
+struct WidenLocalBuffer : public NarrowPattern<AllocOpTy> {
+  using NarrowPattern<AllocOpTy>::NarrowPattern;
   LogicalResult matchAndRewrite(AllocOpTy alloc,
                                 PatternRewriter &rewriter) const override {
     MemRefType type = alloc.getType();
-    if (!isNarrow(type.getElementType()))
+    if (!this->isNarrow(type.getElementType()))
       return failure();
     if (auto space = type.getMemorySpace()) {
       auto storage = dyn_cast<spirv::StorageClassAttr>(space);
@@ -204,6 +211,7 @@ struct WidenLocalBuffer : public OpRewritePattern<AllocOpTy> {
 
 struct WidenNarrowIntPass
     : public dlc::impl::WidenNarrowIntBase<WidenNarrowIntPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
@@ -224,12 +232,12 @@ struct WidenNarrowIntPass
         WidenToFloat<arith::IndexCastOp, false>,
         WidenExtension<arith::ExtUIOp, true>,
         WidenExtension<arith::ExtSIOp, false>,
-        BooleanMinMax<arith::MaxUIOp, arith::OrIOp>,
-        BooleanMinMax<arith::MinUIOp, arith::AndIOp>,
-        BooleanMinMax<arith::MaxSIOp, arith::AndIOp>,
-        BooleanMinMax<arith::MinSIOp, arith::OrIOp>,
         WidenLocalBuffer<memref::AllocaOp>, WidenLocalBuffer<memref::AllocOp>>(
-        ctx);
+        ctx, nativeInt8);
+    patterns.add<BooleanMinMax<arith::MaxUIOp, arith::OrIOp>,
+                 BooleanMinMax<arith::MinUIOp, arith::AndIOp>,
+                 BooleanMinMax<arith::MaxSIOp, arith::AndIOp>,
+                 BooleanMinMax<arith::MinSIOp, arith::OrIOp>>(ctx);
     // No folding: trunci(extui(x)) folds back into the narrow-to-narrow
     // extension this pass splits.
     GreedyRewriteConfig config;

@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --dlc-widen-narrow-int | FileCheck %s
+// RUN: dlc-opt %s --dlc-widen-narrow-int=native-int8 | FileCheck %s --check-prefix=INT8
 
 // Unsigned ops zero-extend, signed ops sign-extend; each computes in i32
 // and truncates back.
@@ -107,4 +108,25 @@ func.func @workgroup_buffer(%v: i8, %i: index) -> i8 {
   %w = memref.load %buf[%i] : memref<3xi8, #spirv.storage_class<Workgroup>>
   memref.dealloc %buf : memref<3xi8, #spirv.storage_class<Workgroup>>
   return %w : i8
+}
+
+// With native 8-bit integers (Vulkan's Int8 capability), i8 arithmetic
+// stays, and 4- and 16-bit values still widen: without the pass their
+// registers (i32 in SPIR-V) held the unmasked bits, and an int4 nibble
+// unpacked from a byte read back as 16 instead of 0 (DequantizeLinear of
+// int4 was silently wrong on vulkan:+int8).
+// INT8-LABEL: func.func @native_int8
+// INT8-SAME: (%[[A:.*]]: i8, %[[B:.*]]: i8, %[[N:.*]]: i4, %[[H:.*]]: i16)
+// INT8: arith.divui %[[A]], %[[B]] : i8
+// INT8: %[[NS:.*]] = arith.extsi %[[N]] : i4 to i32
+// INT8: arith.sitofp %[[NS]] : i32 to f32
+// INT8: %[[HU:.*]] = arith.extui %[[H]] : i16 to i32
+// INT8: arith.uitofp %[[HU]] : i32 to f32
+// CHECK-LABEL: func.func @native_int8
+// CHECK: arith.divui %{{.*}}, %{{.*}} : i32
+func.func @native_int8(%a: i8, %b: i8, %n: i4, %h: i16) -> (i8, f32, f32) {
+  %0 = arith.divui %a, %b : i8
+  %1 = arith.sitofp %n : i4 to f32
+  %2 = arith.uitofp %h : i16 to f32
+  return %0, %1, %2 : i8, f32, f32
 }

@@ -434,7 +434,16 @@ def WidenNarrowInt : Pass<"dlc-widen-narrow-int", "mlir::ModuleOp"> {
     A thread's private buffer (`memref.alloca`, default or Function
     storage) of narrow integers becomes an i32 buffer: stores zero-extend,
     loads truncate.
+
+    With `native-int8` (targets with the Int8 capability and 8-bit
+    storage), 8-bit integers stay as they are and only the other narrow
+    widths widen (int4 and int16 values that would otherwise live unmasked
+    in wider registers).
   }];
+  let options = [
+    Option<"nativeInt8", "native-int8", "bool", /*default=*/"false",
+           "8-bit integers are native: widen only other narrow widths">,
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::memref::MemRefDialect"];
 }

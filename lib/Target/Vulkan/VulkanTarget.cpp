@@ -174,8 +174,8 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
       "spirv.module(spirv-lower-abi-attrs, spirv-update-vce)";
   // Narrow integers widen last: canonicalization would fold the
   // extensions it inserts back into narrow-to-narrow ones.
-  if (!target.hasInt8Storage)
-    pipeline = "dlc-widen-narrow-int, " + pipeline;
+  pipeline = std::string("dlc-widen-narrow-int{native-int8=") +
+             (target.hasInt8Storage ? "true" : "false") + "}, " + pipeline;
   if (!target.hasInt64)
     pipeline = "dlc-emulate-wide-int, canonicalize, " + pipeline;
   if (failed(parsePassPipeline(pipeline, lower)))
