@@ -292,6 +292,57 @@ func.func @side_used_elsewhere(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (te
 
 // -----
 
+// -----
+
+// A repack for dot products (dlc.materialize) after a channels-last
+// product read back through the block split does not join that kernel: as
+// its root, a tile of its channels would reach the product's blocks only
+// through the split, which tiling cannot slice, and every workgroup would
+// compute the whole product. The read-back and its epilogue do join.
+// CHECK-LABEL: func @materialized_after_block_split
+// CHECK: %[[D:.*]] = dlc.dispatch
+// CHECK:   linalg.generic
+// CHECK:   linalg.generic
+// CHECK:   linalg.generic
+// CHECK-NOT: dlc.materialize
+// CHECK:   dlc.yield
+// CHECK: %[[R:.*]] = dlc.dispatch(%[[D]])
+// CHECK:   dlc.materialize
+// CHECK: return %[[R]]
+#mb_in = affine_map<(d0, d1) -> (d0, d1 floordiv 4, d1 mod 4)>
+#mb_id = affine_map<(d0, d1) -> (d0, d1)>
+#mb_a = affine_map<(i, jb, ji, k) -> (i, k)>
+#mb_b = affine_map<(i, jb, ji, k) -> (k, jb, ji)>
+#mb_c = affine_map<(i, jb, ji, k) -> (i, jb, ji)>
+#mb_pk = affine_map<(d0, d1, d2) -> (d0, d1 * 4 + d2)>
+#mb_id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @materialized_after_block_split(%a: tensor<6x8xf32>, %b: tensor<8x2x4xf32>) -> tensor<6x2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<6x2x4xf32>) -> tensor<6x2x4xf32>
+  %blocked = linalg.generic {indexing_maps = [#mb_a, #mb_b, #mb_c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%a, %b : tensor<6x8xf32>, tensor<8x2x4xf32>) outs(%f : tensor<6x2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<6x2x4xf32>
+  %e2 = tensor.empty() : tensor<6x8xf32>
+  %t = linalg.generic {indexing_maps = [#mb_in, #mb_id], iterator_types = ["parallel", "parallel"]} ins(%blocked : tensor<6x2x4xf32>) outs(%e2 : tensor<6x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<6x8xf32>
+  %r = linalg.generic {indexing_maps = [#mb_id, #mb_id], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<6x8xf32>) outs(%e2 : tensor<6x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<6x8xf32>
+  %pk = linalg.generic {indexing_maps = [#mb_pk, #mb_id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%r : tensor<6x8xf32>) outs(%e : tensor<6x2x4xf32>) attrs = {dlc.materialize} {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<6x2x4xf32>
+  return %pk : tensor<6x2x4xf32>
+}
+
 // An op computed into a padding that no convolution reads in the same
 // kernel stays a kernel of its own: that kernel is tiled along the padded
 // tensor, and a tile of the padding would need a tile of its source whose

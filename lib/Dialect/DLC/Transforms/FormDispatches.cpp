@@ -154,6 +154,30 @@ struct Group {
   bool alive = true;
 };
 
+/// Whether an op of `g` reads another op of `g` through a block split
+/// (`c floordiv B`, `c mod B`: a channels-last convolution's blocked result
+/// read back in NCHW).
+bool readsBlockSplit(const Group &g) {
+  llvm::SmallPtrSet<Operation *, 8> members(g.ops.begin(), g.ops.end());
+  return llvm::any_of(g.ops, [&](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp)
+      return false;
+    return llvm::any_of(linalgOp->getOpOperands(), [&](OpOperand &use) {
+      if (!members.contains(use.get().getDefiningOp()) ||
+          !linalgOp.isDpsInput(&use))
+        return false;
+      bool division = false;
+      for (AffineExpr e : linalgOp.getMatchingIndexingMap(&use).getResults())
+        e.walk([&](AffineExpr sub) {
+          division |= sub.getKind() == AffineExprKind::FloorDiv ||
+                      sub.getKind() == AffineExprKind::Mod;
+        });
+      return division;
+    });
+  });
+}
+
 /// Whether `op` would be computed into the padding `user` (a tensor.pad)
 /// of a group `target` without a convolution. Such a kernel is tiled along
 /// the padded tensor, and a tile of a pad reads a slice of its source whose
@@ -302,6 +326,13 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
         continue;
       Group &pg = groupOf(producer);
       if (pg.output != producer || producer->getNumResults() != 1)
+        continue;
+      // A repack for dot products (dlc-cpu-int8-conv) after a channels-last
+      // convolution would become the kernel's root, and a tile of its
+      // channels reaches the convolution's blocks only through the split,
+      // which tiling cannot slice: every workgroup would compute the whole
+      // convolution. It stays a kernel of its own.
+      if (op->hasAttr(dlc::kMaterializeAttr) && readsBlockSplit(pg))
         continue;
       std::optional<SmallVector<unsigned>> sides = sideGroups(producer, op);
       if (!sides)
