@@ -7,7 +7,8 @@ and its quantization tools write QOperator models (QLinearConv and
 QLinearMatMul plus com.microsoft QLinearAdd, QLinearMul, QLinearSigmoid,
 QLinearLeakyRelu, QLinearConcat, QLinearGlobalAveragePool,
 QLinearAveragePool, QGemm) and dynamically quantized ones (ConvInteger,
-MatMulInteger, com.microsoft DynamicQuantizeLSTM). The ONNX node tests
+MatMulInteger, com.microsoft DynamicQuantizeLSTM); its 4-bit quantizer
+and GenAI exports write com.microsoft MatMulNBits. The ONNX node tests
 have none of the com.microsoft ones. This script writes tests of each at
 the sizes models use, one folder each in the node-test layout, outputs by
 ONNX Runtime:
@@ -245,12 +246,90 @@ def dynamic_lstm_ops(out, rng):
                   domains=MS, initializers=inits, threads=batch)
 
 
+def matmul_nbits_quantized(rng, k, n, block_size, bits, symmetric):
+    """The MatMulNBits node and initializers ONNX Runtime's 4-bit quantizer
+    (MatMulNBitsQuantizer, round to nearest) writes for a random float
+    MatMul of a [.., K] by a constant [K, N]."""
+    from onnxruntime.quantization import matmul_nbits_quantizer as mq
+    w = uniform(rng, [k, n])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "W"], ["Y"])], "g",
+        [helper.make_tensor_value_info("A", F32, [1, k])],
+        [helper.make_tensor_value_info("Y", F32, [1, n])],
+        [numpy_helper.from_array(w, "W")])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)])
+    config = mq.DefaultWeightOnlyQuantConfig(
+        block_size=block_size, is_symmetric=symmetric, bits=bits)
+    quantizer = mq.MatMulNBitsQuantizer(model, algo_config=config)
+    quantizer.process()
+    quantized = quantizer.model.model.graph
+    (node,) = [nd for nd in quantized.node if nd.op_type == "MatMulNBits"]
+    return node, list(quantized.initializer)
+
+
+def weight_only_ops(out, rng):
+    """com.microsoft.MatMulNBits: what ONNX Runtime's quantizer writes (4
+    and 8 bits, symmetric and not, blocks of 32 to 128; a transformer's
+    projections at batch 1 and over a sequence), and the variants other
+    tools write: float zero points, a bias, K that is no multiple of the
+    block (the last block padded), a plain g_idx."""
+    for k, n, bs, bits, sym, lead in (
+            (256, 96, 32, 4, False, [1, 4]),
+            (256, 96, 64, 4, True, [1, 4]),
+            (512, 256, 128, 4, False, [1, 1]),
+            (1024, 64, 32, 4, True, [1]),
+            (256, 48, 32, 8, False, [3]),
+            (128, 40, 16, 8, True, [2, 5])):
+        node, inits = matmul_nbits_quantized(rng, k, n, bs, bits, sym)
+        del node.input[0]
+        node.input.insert(0, "A")
+        del node.output[:]
+        node.output.append("Y")
+        write(out, "test_ms_matmulnbits_%dbit_%s_k%d_n%d_block%d_m%d" % (
+            bits, "sym" if sym else "asym", k, n, bs, int(np.prod(lead))),
+              [node], [("A", F32)], [("Y", F32)],
+              {"A": uniform(rng, lead + [k])}, domains=MS,
+              initializers=inits)
+    # Hand-made: K = 40 in blocks of 16 (padded), packed zero points and a
+    # bias; float zero points; g_idx = k / block_size.
+    k, n, bs = 40, 24, 16
+    blocks = (k + bs - 1) // bs
+    q = rng.integers(0, 16, (n, blocks * bs))
+    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8).reshape(
+        n, blocks, bs // 2)
+    zq = rng.integers(0, 16, (n, blocks + 1))
+    zpacked = (zq[:, 0::2] | (zq[:, 1::2] << 4)).astype(np.uint8).reshape(-1)
+    scales = rng.uniform(0.01, 0.1, (n * blocks,)).astype(np.float32)
+    common = [numpy_helper.from_array(packed, "B"),
+              numpy_helper.from_array(scales, "scales")]
+    attrs = dict(K=k, N=n, bits=4, block_size=bs)
+    for tag, extra, names in (
+            ("packed_zp_bias",
+             [numpy_helper.from_array(zpacked, "zp"),
+              numpy_helper.from_array(uniform(rng, [n]), "bias")],
+             ["A", "B", "scales", "zp", "", "bias"]),
+            ("float_zp",
+             [numpy_helper.from_array(
+                 rng.uniform(0, 15, (n * blocks,)).astype(np.float32), "zp")],
+             ["A", "B", "scales", "zp"]),
+            ("g_idx",
+             [numpy_helper.from_array(
+                 (np.arange(k) // bs).astype(np.int32), "g_idx")],
+             ["A", "B", "scales", "", "g_idx"])):
+        write(out, "test_ms_matmulnbits_k40_block16_%s" % tag,
+              [ms_node("MatMulNBits", names, ["Y"], **attrs)],
+              [("A", F32)], [("Y", F32)], {"A": uniform(rng, [2, 3, k])},
+              domains=MS, initializers=common + extra)
+
+
 def generate(out):
     fresh_dir(out)
     rng = np.random.default_rng(23)
     transformer_ops(out, rng)
     qoperator_ops(out, rng)
     dynamic_lstm_ops(out, rng)
+    weight_only_ops(out, rng)
     return sorted(os.listdir(out))
 
 

@@ -75,6 +75,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateControlFlowHandlers(r);
     populateAttentionHandlers(r);
     populateMicrosoftHandlers(r);
+    populateWeightOnlyHandlers(r);
     return r;
   }();
   return registry;

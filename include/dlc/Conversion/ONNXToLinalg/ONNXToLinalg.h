@@ -81,6 +81,7 @@ void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
 void populateAttentionHandlers(HandlerRegistry &registry);
 void populateMicrosoftHandlers(HandlerRegistry &registry);
+void populateWeightOnlyHandlers(HandlerRegistry &registry);
 
 /// What a handler sees of one node: converted inputs, attributes with
 /// defaults, a builder positioned at the node, and diagnostics that name the

@@ -1,0 +1,214 @@
+//===- WeightOnly.cpp - weight-only quantized matrix products -------------===//
+//
+// com.microsoft.MatMulNBits, what ONNX Runtime's and Olive's 4-bit
+// quantizers and GenAI exports write: Y = A * dequant(B)^T (+ bias), with
+// B's N rows of K values quantized in blocks of `block_size` along K, each
+// block with its own scale and zero point:
+//   B        uint8 [N, ceil(K / block_size), block_size * bits / 8]: two
+//            4-bit values a byte, the even k in the low nibble (bits = 4),
+//            or one a byte (bits = 8);
+//   scales   float [N * blocks] (or [N, blocks]);
+//   zero_points (optional) uint8 packed like B along the blocks of a row
+//            ([N * ceil(blocks * bits / 8)]), or float [N * blocks];
+//            absent: 2^(bits - 1);
+//   g_idx    (optional) the block of each k: only the plain k / block_size
+//            is taken;
+//   bias     (optional) float [N].
+//
+// The product is one linalg.generic over (m, n, block, byte, field), k =
+// (block * bytes + byte) * fields + field, whose body takes each weight's
+// bits out of its byte,
+// subtracts the block's zero point and scales it next to the multiply: the
+// packed bytes are what the kernel reads, and no float copy of the weights
+// exists anywhere (constants are not folded through a product with an
+// activation).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+constexpr StringLiteral kDomain = "com.microsoft";
+
+/// The `bits`-wide field of `byte` (i8) at field index `index` (index
+/// type) of the fields packed low to high, as f32.
+Value unpackField(OpBuilder &b, Location loc, Value byte, Value index,
+                  int64_t bits) {
+  Type f32 = b.getF32Type(), i8 = b.getI8Type();
+  if (bits == 8)
+    return arith::UIToFPOp::create(b, loc, f32, byte);
+  int64_t perByte = 8 / bits;
+  Value slot = arith::RemUIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, perByte));
+  Value shift = arith::MulIOp::create(
+      b, loc, arith::IndexCastUIOp::create(b, loc, i8, slot),
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, bits)));
+  Value field = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, byte, shift),
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, (1 << bits) - 1)));
+  return arith::UIToFPOp::create(b, loc, f32, field);
+}
+
+LogicalResult convertMatMulNBits(NodeRewriter &rw) {
+  // A, B, scales, zero_points, g_idx, bias
+  if (failed(rw.requireInput(0, "A")) || failed(rw.requireInput(1, "B")) ||
+      failed(rw.requireInput(2, "scales")))
+    return failure();
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = rw.ctx();
+  Type f32 = b.getF32Type();
+  RankedTensorType aType = rw.inputType(0);
+  if (aType.getElementType() != f32)
+    return rw.unsupported("A of type " + typeName(aType.getElementType()) +
+                          " (float32 is)");
+  std::optional<int64_t> kAttr = rw.getOptionalInt("K");
+  std::optional<int64_t> nAttr = rw.getOptionalInt("N");
+  std::optional<int64_t> bsAttr = rw.getOptionalInt("block_size");
+  if (!kAttr || !nAttr || !bsAttr)
+    return rw.fail("attributes K, N and block_size are required");
+  int64_t k = *kAttr, n = *nAttr, bs = *bsAttr, bits = rw.getInt("bits", 4);
+  if (k < 1 || n < 1)
+    return rw.fail("K (" + Twine(k) + ") and N (" + Twine(n) +
+                   ") must be positive");
+  if (bits != 4 && bits != 8)
+    return rw.unsupported("bits=" + Twine(bits) + " (4 and 8 are)");
+  if (bs < 16 || (bs & (bs - 1)) != 0)
+    return rw.fail("block_size must be a power of 2 and at least 16, not " +
+                   Twine(bs));
+  if (aType.getRank() < 1 || !aType.hasStaticShape() ||
+      aType.getDimSize(aType.getRank() - 1) != k)
+    return rw.fail("A must be [..., K] with K = " + Twine(k) + ", not " +
+                   typeName(aType));
+  int64_t blocks = (k + bs - 1) / bs, blob = bs * bits / 8;
+  RankedTensorType bType = rw.inputType(1);
+  if (!bType.getElementType().isInteger(8) || !rw.isUnsigned(1) ||
+      bType.getShape() != ArrayRef<int64_t>{n, blocks, blob})
+    return rw.fail("B must be uint8 [N, ceil(K / block_size), block_size * "
+                   "bits / 8] = [" +
+                   Twine(n) + ", " + Twine(blocks) + ", " + Twine(blob) +
+                   "], not " + typeName(bType));
+  RankedTensorType sType = rw.inputType(2);
+  if (sType.getElementType() != f32 || !sType.hasStaticShape() ||
+      sType.getNumElements() != n * blocks)
+    return rw.fail("scales must hold N * blocks = " + Twine(n * blocks) +
+                   " float32 values, not " + typeName(sType));
+  // Zero points: packed unsigned fields, float values, or none.
+  enum class Zp { None, Packed, Float } zpKind = Zp::None;
+  int64_t zpCols = 0;
+  if (rw.hasInput(3)) {
+    RankedTensorType zType = rw.inputType(3);
+    int64_t packedCols = (blocks * bits + 7) / 8;
+    if (zType.getElementType().isInteger(8) && rw.isUnsigned(3) &&
+        zType.hasStaticShape() && zType.getNumElements() == n * packedCols) {
+      zpKind = Zp::Packed;
+      zpCols = packedCols;
+    } else if (zType.getElementType() == f32 && zType.hasStaticShape() &&
+               zType.getNumElements() == n * blocks) {
+      zpKind = Zp::Float;
+      zpCols = blocks;
+    } else {
+      return rw.fail("zero_points must be uint8 [N * ceil(blocks * bits / "
+                     "8)] = [" +
+                     Twine(n * packedCols) + "] or float32 [N * blocks] = [" +
+                     Twine(n * blocks) + "], not " + typeName(zType));
+    }
+  }
+  if (rw.hasInput(4)) {
+    // g_idx: the group of each k. Only the one blocks imply is taken.
+    DenseElementsAttr g = getConstantTable(rw.input(4));
+    bool plain = g && g.getNumElements() == k;
+    if (plain) {
+      SmallVector<int64_t> groups = toInt64Vector(g);
+      for (int64_t i = 0; i < k && plain; ++i)
+        plain = groups[i] == i / bs;
+    }
+    if (!plain)
+      return rw.unsupported("g_idx other than k / block_size (act-order "
+                            "quantization)");
+  }
+  if (rw.hasInput(5)) {
+    RankedTensorType biasType = rw.inputType(5);
+    if (biasType.getElementType() != f32 || biasType.getRank() != 1 ||
+        biasType.getDimSize(0) != n)
+      return rw.fail("bias must be float32 [N] = [" + Twine(n) + "], not " +
+                     typeName(biasType));
+  }
+
+  // A as [M, blocks * block_size], zero-padded past K.
+  int64_t m = aType.getNumElements() / k;
+  Value a = reshapeTo(b, loc, rw.input(0), {m, k});
+  if (blocks * bs != k)
+    a = padWithValue(b, loc, a, {0, 0}, {0, blocks * bs - k},
+                     b.getF32FloatAttr(0));
+  Value scales = reshapeTo(b, loc, rw.input(2), {n, blocks});
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // Loops (m, n, block, byte, field), k = (block * blob + byte) * fields +
+  // field: A is read as [M, blocks, blob, fields], every loop a plain
+  // index of some operand.
+  int64_t fields = 8 / bits;
+  a = reshapeTo(b, loc, a, {m, blocks, blob, fields});
+  SmallVector<GenericOperand> ins = {
+      {a, AffineMap::get(5, 0, {d(0), d(2), d(3), d(4)}, ctx)},
+      {rw.input(1), AffineMap::get(5, 0, {d(1), d(2), d(3)}, ctx)},
+      {scales, AffineMap::get(5, 0, {d(1), d(2)}, ctx)}};
+  if (zpKind != Zp::None)
+    ins.push_back({reshapeTo(b, loc, rw.input(3), {n, zpCols}),
+                   AffineMap::get(5, 0,
+                                  {d(1), zpKind == Zp::Packed && bits == 4
+                                             ? d(2).floorDiv(2)
+                                             : d(2)},
+                                  ctx)});
+  double defaultZp = static_cast<double>(int64_t(1) << (bits - 1));
+  Value acc = buildGeneric(
+      b, loc, ins,
+      {{createFilled(b, loc, {m, n}, f32, b.getF32FloatAttr(0)),
+        AffineMap::get(5, 0, {d(0), d(1)}, ctx)}},
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction, utils::IteratorType::reduction,
+       utils::IteratorType::reduction},
+      [&](OpBuilder &nb, Location nl, ValueRange args, ValueRange outs) {
+        Value q = unpackField(nb, nl, args[1],
+                              linalg::IndexOp::create(nb, nl, 4), bits);
+        Value zp;
+        if (zpKind == Zp::Float)
+          zp = args[3];
+        else if (zpKind == Zp::Packed)
+          zp = unpackField(nb, nl, args[3], linalg::IndexOp::create(nb, nl, 2),
+                           bits);
+        else
+          zp = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(defaultZp));
+        Value w = arith::MulFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, q, zp), args[2]);
+        Value p = arith::MulFOp::create(nb, nl, args[0], w);
+        return SmallVector<Value>{arith::AddFOp::create(nb, nl, outs[0], p)};
+      })[0];
+  if (rw.hasInput(5))
+    acc = buildGeneric(
+        b, loc,
+        {{acc, b.getMultiDimIdentityMap(2)},
+         {rw.input(5), AffineMap::get(2, 0, {d(1)}, ctx)}},
+        {{createEmpty(b, loc, {m, n}, f32), b.getMultiDimIdentityMap(2)}},
+        {utils::IteratorType::parallel, utils::IteratorType::parallel},
+        [](OpBuilder &nb, Location nl, ValueRange args, ValueRange) {
+          return SmallVector<Value>{
+              arith::AddFOp::create(nb, nl, args[0], args[1])};
+        })[0];
+  SmallVector<int64_t> outShape(aType.getShape());
+  outShape.back() = n;
+  return rw.replace(reshapeTo(b, loc, acc, outShape));
+}
+
+} // namespace
+
+void dlc::populateWeightOnlyHandlers(HandlerRegistry &r) {
+  r.add("MatMulNBits", {1}, convertMatMulNBits, kDomain);
+}
