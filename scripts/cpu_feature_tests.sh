@@ -119,7 +119,7 @@ expect_run "x86 +avx2,+fma on Haswell matches the host" \
 # kernels: those models are refused at load, naming the helper (expected
 # failures, listed here; a fix makes them unexpected passes to record).
 "$venv/bin/python" "$root/scripts/zoo/models.py" --out "$zoo" \
-  --models squeezenet1_1,qoperator_cnn,bert_tiny >/dev/null
+  --models squeezenet1_1,qoperator_cnn,bert_tiny,nbits_decoder_lm >/dev/null
 bert_pins=(--input-shape input_ids=1,128 --input-shape attention_mask=1,128
   --input-shape token_type_ids=1,128)
 # reference NAME MODEL ARGS...: the host's outputs for seed 5 in $work/ref-NAME.
@@ -145,12 +145,14 @@ reference conv3x3 "$inputs/conv3x3.onnxtxt"
 reference squeezenet "$zoo/squeezenet1_1.onnx"
 reference qcnn "$zoo/qoperator_cnn.onnx"
 reference bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
+reference nbits "$zoo/nbits_decoder_lm.onnx"
 a64=(aarch64-linux-gnu qemu-aarch64 /usr/aarch64-linux-gnu)
 arm=(armv7a-linux-gnueabihf qemu-arm /usr/arm-linux-gnueabihf)
 rv=(riscv64-linux-gnu qemu-riscv64 /usr/riscv64-linux-gnu)
 expect_run "aarch64 squeezenet1_1 matches x86" cross_run "${a64[@]}" squeezenet "$zoo/squeezenet1_1.onnx"
 expect_run "aarch64 qoperator_cnn matches x86" cross_run "${a64[@]}" qcnn "$zoo/qoperator_cnn.onnx"
 expect_run "aarch64 bert_tiny matches x86" cross_run "${a64[@]}" bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
+expect_run "aarch64 nbits_decoder_lm (4-bit weights) matches x86" cross_run "${a64[@]}" nbits "$zoo/nbits_decoder_lm.onnx"
 expect_run "armv7 conv3x3 matches x86" cross_run "${arm[@]}" conv3x3 "$inputs/conv3x3.onnxtxt"
 expect_run "armv7 qoperator_cnn matches x86" cross_run "${arm[@]}" qcnn "$zoo/qoperator_cnn.onnx"
 expect_refusal "armv7 squeezenet1_1 (expected failure)" \
@@ -163,6 +165,7 @@ expect_run "riscv64 conv3x3 matches x86" cross_run "${rv[@]}" conv3x3 "$inputs/c
 expect_run "riscv64 squeezenet1_1 matches x86" cross_run "${rv[@]}" squeezenet "$zoo/squeezenet1_1.onnx"
 expect_run "riscv64 qoperator_cnn matches x86" cross_run "${rv[@]}" qcnn "$zoo/qoperator_cnn.onnx"
 expect_run "riscv64 bert_tiny matches x86" cross_run "${rv[@]}" bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
+expect_run "riscv64 nbits_decoder_lm (4-bit weights) matches x86" cross_run "${rv[@]}" nbits "$zoo/nbits_decoder_lm.onnx"
 
 if [ "$failures" -ne 0 ]; then
   echo "cpu_feature_tests: $failures failed"

@@ -63,12 +63,43 @@ struct Contraction {
   /// zero- or sign-extended as `unsignedInput` says.
   bool integer = false;
   bool unsignedInput[2] = {false, false};
+  /// A weight dequantized in the body (MatMulNBits): the vector operand is
+  /// an elementwise expression of `aInputs` (each read along p at unit
+  /// stride: packed bytes, scales, zero points), of reduction loop indices
+  /// and of constants, vectorized as it stands; `a` is the first of them.
+  bool dequant = false;
+  SmallVector<unsigned, 4> aInputs;
   /// Dot products over a filter window (`dot` is then the window's loop,
   /// at most 4 taps, in a's innermost index as `stride * p + tap`): each
   /// lane's 4 bytes are its own taps, picked from one load by a byte
   /// shuffle; b's taps are zero-padded to 4.
   bool window = false;
 };
+
+/// The ops of `body` that compute `root` from block arguments, loop indices
+/// (and affine functions of them) and constants, in body order; empty when
+/// another kind of op is among them.
+SmallVector<Operation *> expressionOf(Block &body, Value root) {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> work = {root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &body || ops.contains(def))
+      continue;
+    if (def->getNumResults() != 1 || def->getNumRegions() != 0 ||
+        !(isa<linalg::IndexOp, affine::AffineApplyOp>(def) ||
+          def->getDialect()->getNamespace() == "arith"))
+      return {};
+    ops.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  SmallVector<Operation *> ordered(ops.begin(), ops.end());
+  llvm::sort(ordered,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  return ordered;
+}
 
 /// Whether `e` uses loop `d`.
 bool uses(AffineMap map, unsigned d) {
@@ -281,6 +312,128 @@ std::optional<Contraction> match(linalg::GenericOp op) {
     return k;
   }
   return std::nullopt;
+}
+
+/// Matches out(f32) += b * E (matchDequant's E: Contraction::dequant), b
+/// an input that the column loop does not index (the activation).
+std::optional<Contraction> matchDequant(linalg::GenericOp op) {
+  unsigned numInputs = op.getNumDpsInputs();
+  if (numInputs < 2 || op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
+    return std::nullopt;
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || !outType.getElementType().isF32())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  Value acc = body.getArgument(numInputs);
+  if (!add || (add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  std::optional<unsigned> bi;
+  Value expr;
+  for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto arg = dyn_cast<BlockArgument>(x);
+    if (arg && arg.getOwner() == &body && arg.getArgNumber() < numInputs &&
+        !isa<BlockArgument>(y)) {
+      bi = arg.getArgNumber();
+      expr = y;
+      break;
+    }
+  }
+  if (!bi)
+    return std::nullopt;
+  SmallVector<Operation *> ops = expressionOf(body, expr);
+  // Nothing in the body but the expression, the multiply, the add and the
+  // yield; the expression reads neither b nor the accumulator.
+  if (ops.empty() || ops.size() + 3 != body.getOperations().size())
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> aInputs;
+  for (Operation *o : ops) {
+    if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+      // Loop indices the same for all lanes and rows of a step: reduction
+      // loops', or others' that only affine functions ignoring them take.
+      if (iterators[index.getDim()] == utils::IteratorType::reduction)
+        continue;
+      for (OpOperand &use : index->getUses()) {
+        auto apply = dyn_cast<affine::AffineApplyOp>(use.getOwner());
+        if (!apply ||
+            apply.getAffineMap().isFunctionOfDim(use.getOperandNumber()))
+          return std::nullopt;
+      }
+      continue;
+    }
+    for (Value operand : o->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &body)
+        continue;
+      if (arg.getArgNumber() >= numInputs || arg.getArgNumber() == *bi)
+        return std::nullopt;
+      if (!llvm::is_contained(aInputs, arg.getArgNumber()))
+        aInputs.push_back(arg.getArgNumber());
+    }
+  }
+  if (aInputs.empty())
+    return std::nullopt;
+  llvm::sort(aInputs);
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  if (llvm::any_of(trips, ShapedType::isDynamic))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap outMap = maps.back();
+  Contraction k;
+  k.dequant = true;
+  k.aInputs.assign(aInputs.begin(), aInputs.end());
+  k.a = aInputs.front();
+  k.b = *bi;
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::reduction) {
+      if (uses(outMap, d))
+        return std::nullopt;
+      k.reductions.push_back(d);
+    }
+  if (k.reductions.empty())
+    return std::nullopt;
+  std::optional<unsigned> p, f;
+  for (unsigned d = 0; d < iterators.size(); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel)
+      continue;
+    bool inA =
+        llvm::any_of(aInputs, [&](unsigned i) { return uses(maps[i], d); });
+    if (unitStride(outMap, out, d, /*exact=*/true) &&
+        llvm::all_of(aInputs,
+                     [&](unsigned i) {
+                       return unitStride(maps[i], op.getDpsInputs()[i], d,
+                                         /*exact=*/true);
+                     }) &&
+        !uses(maps[k.b], d)) {
+      p = d;
+      continue;
+    }
+    if (!f && isPlainDim(outMap, d) && isLinearIn(maps, d) &&
+        uses(maps[k.b], d) && !inA)
+      f = d;
+  }
+  if (!p)
+    return std::nullopt;
+  k.p = *p;
+  k.f = f;
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel && d != k.p &&
+        (!f || d != *f)) {
+      // Other parallel loops must not index the expression's inputs: one
+      // set of vectors serves the whole block.
+      if (llvm::any_of(aInputs, [&](unsigned i) { return uses(maps[i], d); }))
+        return std::nullopt;
+      k.outer.push_back(d);
+    }
+  return k;
 }
 
 /// The block argument an i8 -> i32 extension in a contraction's body
@@ -905,6 +1058,67 @@ struct CPURegisterTilePass
                                               mask, zero);
         return vector::LoadOp::create(bb, loc, vecType, memref, idx);
       };
+      // The dequantized vector operand (Contraction::dequant) at the
+      // current indices: its inputs loaded along the columns (masked
+      // past the last valid lane), loop indices and constants kept
+      // scalar, every op on a vector computed on vectors (scalar operands
+      // broadcast).
+      auto dequantVector = [&](OpBuilder &bb, Value laneMask) -> Value {
+        Block &body = op.getRegion().front();
+        IRMapping map;
+        auto vectorOf = [&](Type t) { return VectorType::get({lanes}, t); };
+        for (unsigned i : k.aInputs) {
+          Value in = op.getDpsInputs()[i];
+          SmallVector<Value> at = indices(bb, loc, maps[i], ivs);
+          VectorType t = vectorOf(body.getArgument(i).getType());
+          Value v = laneMask
+                        ? Value(vector::MaskedLoadOp::create(
+                              bb, loc, t, in, at, laneMask,
+                              arith::ConstantOp::create(
+                                  bb, loc, cast<TypedAttr>(bb.getZeroAttr(t)))))
+                        : Value(vector::LoadOp::create(bb, loc, t, in, at));
+          map.map(body.getArgument(i), v);
+        }
+        auto isVector = [](Value v) { return isa<VectorType>(v.getType()); };
+        auto asVector = [&](Value v) -> Value {
+          if (isVector(v))
+            return v;
+          return vector::BroadcastOp::create(bb, loc, vectorOf(v.getType()), v);
+        };
+        auto yield = cast<linalg::YieldOp>(body.getTerminator());
+        Operation *mul = yield.getOperand(0).getDefiningOp()->getOperand(0) ==
+                                 body.getArgument(op.getNumDpsInputs())
+                             ? yield.getOperand(0)
+                                   .getDefiningOp()
+                                   ->getOperand(1)
+                                   .getDefiningOp()
+                             : yield.getOperand(0)
+                                   .getDefiningOp()
+                                   ->getOperand(0)
+                                   .getDefiningOp();
+        Value root = mul->getOperand(0) == body.getArgument(k.b)
+                         ? mul->getOperand(1)
+                         : mul->getOperand(0);
+        for (Operation *o : expressionOf(body, root)) {
+          if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+            map.map(o->getResult(0), ivs[index.getDim()]);
+            continue;
+          }
+          bool vectorOp = llvm::any_of(o->getOperands(), [&](Value v) {
+            return isVector(map.lookupOrDefault(v));
+          });
+          IRMapping operands;
+          for (Value v : o->getOperands()) {
+            Value m = map.lookupOrDefault(v);
+            operands.map(v, vectorOp ? asVector(m) : m);
+          }
+          Operation *c = bb.clone(*o, operands);
+          if (vectorOp)
+            c->getResult(0).setType(vectorOf(c->getResult(0).getType()));
+          map.map(o->getResult(0), c->getResult(0));
+        }
+        return asVector(map.lookupOrDefault(root));
+      };
       SmallVector<Value> accs;
       SmallVector<SmallVector<Value>> outIdx;
       for (int64_t i = 0; i < nRows; ++i)
@@ -913,7 +1127,7 @@ struct CPURegisterTilePass
           ivs[k.p] = arith::AddIOp::create(at, loc, p0, cst(at, j * lanes));
           for (unsigned r : k.reductions)
             ivs[r] = cst(at, 0);
-          outIdx.push_back(indices(at, loc, maps[2], ivs));
+          outIdx.push_back(indices(at, loc, maps.back(), ivs));
           accs.push_back(around.fill
                              ? vector::BroadcastOp::create(at, loc, vecType,
                                                            around.fillValue)
@@ -946,6 +1160,10 @@ struct CPURegisterTilePass
           ivs[*k.f] = cst(in, 0);
         ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
         SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
+        if (k.dequant) {
+          avec.push_back(dequantVector(in, j % n == n - 1 ? mask : Value()));
+          continue;
+        }
         if (k.window) {
           // One load from the lane's first tap on, as far as the row
           // goes; lane l's bytes are taps stride * l + 0..3 (a tap past
@@ -1358,13 +1576,15 @@ struct CPURegisterTilePass
   }
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::GenericOp, Contraction>> work;
+    SmallVector<std::pair<linalg::GenericOp, Contraction>, 4> work;
     getOperation().walk([&](linalg::GenericOp op) {
       // Dot products first: their contractions are integer multiply-adds
       // too.
       std::optional<Contraction> k;
       if (!int8Dot.empty())
         k = matchDot(op);
+      if (!k)
+        k = matchDequant(op);
       if (!k) {
         k = match(op);
         // A depthwise convolution's window as dot products.

@@ -171,20 +171,33 @@ OwningOpRef<ModuleOp> extractKernels(ModuleOp host) {
 
 /// What the kernels' contractions compute in: integer (i8 x i8 -> i32 and
 /// other integer products), float, or none (elementwise, pooling, data
-/// movement); and the float ones that read or write 8-bit tensors (a
+/// movement); the float ones that read or write 8-bit activations (a
 /// quantized model's layer that still runs in float: it dequantizes its
-/// int8 weights or activations, or quantizes its result).
+/// int8 activations, or quantizes its result); and the float ones whose
+/// only 8-bit operands are constants, weights dequantized in the product
+/// (MatMulNBits' 4- and 8-bit weights), which sit between float tensors.
 struct KernelArithmetic {
-  unsigned integer = 0, floating = 0, none = 0;
+  unsigned integer = 0, floating = 0, none = 0, weightOnly = 0;
   SmallVector<std::string> floatBetweenInt8;
 };
 
-KernelArithmetic classifyKernels(ModuleOp kernels) {
+KernelArithmetic classifyKernels(ModuleOp host, ModuleOp kernels) {
   KernelArithmetic out;
   auto isInt8Tensor = [](Type t) {
     auto tensor = dyn_cast<RankedTensorType>(t);
     return tensor && tensor.getElementType().isInteger(8);
   };
+  // Per kernel, the operands every launch binds to a constant.
+  llvm::StringMap<llvm::SmallBitVector> constantOperands;
+  host.walk([&](dlc::LaunchOp launch) {
+    llvm::SmallBitVector constant(launch.getInputs().size());
+    for (auto [i, v] : llvm::enumerate(launch.getInputs()))
+      constant[i] = isa_and_nonnull<arith::ConstantOp>(v.getDefiningOp());
+    auto [it, inserted] =
+        constantOperands.try_emplace(launch.getKernel(), constant);
+    if (!inserted)
+      it->second &= constant;
+  });
   for (auto f : kernels.getOps<func::FuncOp>()) {
     if (!f->hasAttr(dlc::kKernelAttr) || f.isExternal())
       continue;
@@ -200,8 +213,18 @@ KernelArithmetic classifyKernels(ModuleOp kernels) {
     if (floatProduct) {
       ++out.floating;
       FunctionType type = f.getFunctionType();
-      if (llvm::any_of(type.getInputs(), isInt8Tensor) ||
-          llvm::any_of(type.getResults(), isInt8Tensor)) {
+      llvm::SmallBitVector constant = constantOperands.lookup(f.getSymName());
+      bool int8Activation = false, int8Constant = false;
+      for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+        if (!isInt8Tensor(t))
+          continue;
+        bool isConstant = i < constant.size() && constant[i];
+        (isConstant ? int8Constant : int8Activation) = true;
+      }
+      if (!int8Activation && int8Constant &&
+          llvm::none_of(type.getResults(), isInt8Tensor))
+        ++out.weightOnly;
+      if (int8Activation || llvm::any_of(type.getResults(), isInt8Tensor)) {
         llvm::SetVector<StringRef> nodes;
         f.walk([&](Operation *op) {
           // Constants are named after their initializers, not nodes.
@@ -268,6 +291,9 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
      << " launches)\n";
   os << "arithmetic:      " << arith.integer << " integer, " << arith.floating
      << " float, " << arith.none << " without products\n";
+  if (arith.weightOnly)
+    os << "weight-only:     " << arith.weightOnly
+       << " float kernels on 8- or 4-bit constant weights\n";
   for (const std::string &k : arith.floatBetweenInt8)
     os << "float on int8:   " << k << "\n";
   os << "arena:           " << s.plan.arenaSize << " bytes ("
@@ -421,7 +447,7 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   KernelArithmetic arith;
   KernelNodes kernelNodes;
   if (options.printStats) {
-    arith = classifyKernels(*kernels);
+    arith = classifyKernels(*module, *kernels);
     kernelNodes = collectKernelNodes(*kernels);
   }
   KernelBinary binary;

@@ -172,6 +172,30 @@ std::vector<dlc::WeightSparsity> dlc::analyzeWeightSparsity(ModuleOp module) {
   module.walk([&](linalg::LinalgOp op) {
     if (op.getNumReductionLoops() == 0)
       return;
+    // Integer weights dequantized in a float product's body with scales
+    // per block of the reduction (MatMulNBits: 4-bit fields packed into
+    // bytes, or bytes): a byte may be two weights, a stored zero is not a
+    // zero weight, and the scales are reduced over too (not analyzed yet).
+    auto feeds = [&](function_ref<bool(Operation *)> kind) {
+      return llvm::any_of(op.getBlock()->getArguments(), [&](BlockArgument a) {
+        return llvm::any_of(a.getUsers(), kind);
+      });
+    };
+    SmallVector<unsigned> reductions;
+    op.getReductionDims(reductions);
+    int64_t reducedInputs =
+        llvm::count_if(op.getDpsInputOperands(), [&](OpOperand *in) {
+          AffineMap map = op.getMatchingIndexingMap(in);
+          return llvm::any_of(
+              reductions, [&](unsigned d) { return map.isFunctionOfDim(d); });
+        });
+    if (feeds([](Operation *u) {
+          return isa<arith::ShRUIOp, arith::ShRSIOp>(u);
+        }) ||
+        (reducedInputs > 2 && feeds([](Operation *u) {
+           return isa<arith::UIToFPOp, arith::SIToFPOp>(u);
+         })))
+      return;
     for (OpOperand *input : op.getDpsInputOperands()) {
       WeightSparsity s;
       if (analyze(op, *input, s)) {

@@ -164,7 +164,8 @@ class GraphBuilder:
 
 
 def activation(g, x, kind):
-    """relu, relu6, silu, hardswish, hardsigmoid, gelu, sigmoid, tanh."""
+    """relu, relu6, silu, hardswish, hardsigmoid, gelu, gelu_tanh, sigmoid,
+    tanh."""
     if kind is None:
         return x
     if kind == "relu":
@@ -188,6 +189,16 @@ def activation(g, x, kind):
                                                    np.float32)])])
         one = g.op("Add", [erf, g.const(1.0, np.float32)])
         return g.op("Mul", [g.op("Mul", [x, one]), g.const(0.5, np.float32)])
+    if kind == "gelu_tanh":
+        # GPT-2's GELU (tanh approximation) as exported:
+        # 0.5 * x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))).
+        cube = g.op("Pow", [x, g.const(3.0, np.float32)])
+        inner = g.op("Add", [x, g.op("Mul", [cube, g.const(0.044715,
+                                                           np.float32)])])
+        t = g.op("Tanh", [g.op("Mul", [inner, g.const(
+            math.sqrt(2.0 / math.pi), np.float32)])])
+        one = g.op("Add", [t, g.const(1.0, np.float32)])
+        return g.op("Mul", [g.op("Mul", [x, g.const(0.5, np.float32)]), one])
     if kind in ("sigmoid", "tanh"):
         return g.op(kind.capitalize(), [x])
     raise ValueError("unknown activation %r" % kind)

@@ -1058,6 +1058,108 @@ def build_vit_tiny():
 
 
 # ---------------------------------------------------------------------------
+# Decoder-only language model, one decode step with a KV cache
+
+
+def decoder_lm(name, seed):
+    """A GPT-2-style decoder (4 layers, width 256, 4 heads, MLP 1024,
+    learned positions, vocab 4096) as exporters write one decode step at
+    batch 1: the new token's id and position in, the cache of the 127
+    tokens before it (past_key_values.N.key/value, [1, heads, 127, 64]) in,
+    logits and the cache with the new token appended (present.N.key/value)
+    out. Pre-norm blocks: LayerNormalization, separate Q/K/V projections
+    (MatMul + Add), Concat of the past and new keys and values, scaled
+    Q K^T, Softmax, context MatMul, output projection, tanh-GELU MLP; a
+    final LayerNormalization and an untied lm_head MatMul."""
+    vocab, hidden, layers, heads, inner, past = 4096, 256, 4, 4, 1024, 127
+    d = hidden // heads
+    g = GraphBuilder(name, 17, seed)
+    ids = g.input("input_ids", np.int64, [1, 1])
+    pos = g.input("position_ids", np.int64, [1, 1])
+    specs = [dict(name=ids, dtype="int64", dist="randint", low=0, high=vocab,
+                  note="the new token's id"),
+             dict(name=pos, dtype="int64", dist="value", value=past,
+                  note="its position: after the 127 cached tokens")]
+    cache = {"dist": "uniform", "low": -1.0, "high": 1.0, "dtype": "float32",
+             "note": "cached keys and values of earlier tokens"}
+    x = g.op("Add", [
+        g.op("Gather", [g.initializer(g.normal((vocab, hidden), 0.5),
+                                      "wte.weight"), ids]),
+        g.op("Gather", [g.initializer(g.normal((512, hidden), 0.1),
+                                      "wpe.weight"), pos])])
+    for i in range(layers):
+        with g.scope("h.%d" % i):
+            y = B.layer_norm(g, x, hidden, 1e-5, False, "ln_1")
+            with g.scope("attn"):
+                q = B.split_heads(g, B.linear(g, y, hidden, hidden, "q_proj"),
+                                  heads, d, False, [0, 2, 1, 3])
+                k = B.split_heads(g, B.linear(g, y, hidden, hidden, "k_proj"),
+                                  heads, d, False, [0, 2, 1, 3])
+                v = B.split_heads(g, B.linear(g, y, hidden, hidden, "v_proj"),
+                                  heads, d, False, [0, 2, 1, 3])
+                past_k = g.input("past_key_values.%d.key" % i, np.float32,
+                                 [1, heads, past, d])
+                past_v = g.input("past_key_values.%d.value" % i, np.float32,
+                                 [1, heads, past, d])
+                specs += [dict(name=past_k, **cache),
+                          dict(name=past_v, **cache)]
+                k = g.op("Concat", [past_k, k], axis=2)
+                v = g.op("Concat", [past_v, v], axis=2)
+                k = g.output(k, "present.%d.key" % i, np.float32,
+                             [1, heads, past + 1, d])
+                v = g.output(v, "present.%d.value" % i, np.float32,
+                             [1, heads, past + 1, d])
+                scores = g.op("MatMul", [q, g.op("Transpose", [k],
+                                                 perm=[0, 1, 3, 2])])
+                scores = g.op("Mul", [scores, g.const(d ** -0.5, np.float32)])
+                probs = g.op("Softmax", [scores], axis=-1)
+                ctx = B.merge_heads(g, g.op("MatMul", [probs, v]), hidden,
+                                    False)
+                x = g.op("Add", [x, B.linear(g, ctx, hidden, hidden,
+                                             "out_proj")])
+            y = B.layer_norm(g, x, hidden, 1e-5, False, "ln_2")
+            x = g.op("Add", [x, B.mlp(g, y, hidden, inner, act="gelu_tanh")])
+    x = B.layer_norm(g, x, hidden, 1e-5, False, "ln_f")
+    with g.scope("lm_head"):
+        logits = g.op("MatMul", [x, g.initializer(
+            g.normal((hidden, vocab), 1 / math.sqrt(hidden)), "weight_t")])
+    g.output(logits, "logits", np.float32, [1, 1, vocab])
+    return g, specs
+
+
+def nbits_quantize(model, block_size=32):
+    """ONNX Runtime's 4-bit weight-only quantizer (MatMulNBitsQuantizer,
+    round to nearest, asymmetric, blocks of `block_size`): every MatMul
+    with a constant right operand becomes com.microsoft.MatMulNBits."""
+    from onnxruntime.quantization import matmul_nbits_quantizer as mq
+    config = mq.DefaultWeightOnlyQuantConfig(block_size=block_size,
+                                             is_symmetric=False, bits=4)
+    quantizer = mq.MatMulNBitsQuantizer(model, algo_config=config)
+    quantizer.process()
+    quantized = quantizer.model.model
+    quantized.doc_string = model.doc_string
+    return quantized
+
+
+@zoo_model("Decoder-only LM, one decode step at batch 1 (4 layers, width "
+           "256, 4 heads, vocab 4096, KV cache of 127 tokens as inputs and "
+           "outputs): Gather embeddings, pre-norm blocks, Concat of past "
+           "and new keys/values, scaled Q K^T, Softmax, tanh GELU, lm_head",
+           TOL_TRANSFORMER)
+def build_decoder_lm():
+    return decoder_lm("decoder_lm", 51)
+
+
+@zoo_model("The decoder_lm twin with its MatMul weights quantized to 4 "
+           "bits by ONNX Runtime's MatMulNBitsQuantizer (blocks of 32, "
+           "asymmetric): com.microsoft.MatMulNBits for every projection, "
+           "the MLP and lm_head", TOL_TRANSFORMER,
+           post=nbits_quantize)
+def build_nbits_decoder_lm():
+    return decoder_lm("nbits_decoder_lm", 51)
+
+
+# ---------------------------------------------------------------------------
 # Generation, validation, manifest
 
 

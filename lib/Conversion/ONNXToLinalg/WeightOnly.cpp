@@ -30,6 +30,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace dlc;
@@ -55,6 +59,120 @@ Value unpackField(OpBuilder &b, Location loc, Value byte, Value index,
       b, loc, arith::ShRUIOp::create(b, loc, byte, shift),
       arith::ConstantOp::create(b, loc, b.getIntegerAttr(i8, (1 << bits) - 1)));
   return arith::UIToFPOp::create(b, loc, f32, field);
+}
+
+/// The bytes of constant `v`, `count` elements of `width` bytes in
+/// row-major order, or nothing when `v` is no constant of that size.
+std::optional<std::vector<char>> constantBytes(Value v, int64_t count,
+                                               int64_t width) {
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  auto type = cast<ShapedType>(attr.getType());
+  if (type.getNumElements() != count ||
+      type.getElementTypeBitWidth() != width * 8)
+    return std::nullopt;
+  ArrayRef<char> data;
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
+    data = res.getData();
+  else if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    data = dense.getRawData();
+  else
+    return std::nullopt;
+  if (static_cast<int64_t>(data.size()) == count * width)
+    return std::vector<char>(data.begin(), data.end());
+  // A splat holds one element.
+  if (static_cast<int64_t>(data.size()) != width)
+    return std::nullopt;
+  std::vector<char> out;
+  out.reserve(count * width);
+  for (int64_t i = 0; i < count; ++i)
+    out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+/// A constant of `type` holding `bytes`, as a resource blob named after
+/// `name` (weights stay out of the IR's text).
+Value resourceConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                       ArrayRef<char> bytes, StringRef name) {
+  return arith::ConstantOp::create(
+      b, loc,
+      DenseResourceElementsAttr::get(
+          type, name,
+          HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 64)));
+}
+
+/// B, scales and zero points laid out with the N output columns innermost,
+/// at compile time: B' [blocks, bytes, N], scales' and zero points' (as
+/// floats, the default filled in) [blocks, N]. A kernel then reads
+/// neighbouring columns from neighbouring bytes (vectors on CPUs,
+/// coalesced loads on GPUs), and the zero points need no unpacking.
+struct ColumnsInnermost {
+  Value b, scales, zeroPoints;
+};
+
+std::optional<ColumnsInnermost>
+columnsInnermost(NodeRewriter &rw, int64_t n, int64_t blocks, int64_t blob,
+                 int64_t bits, int64_t zpKind /*0 none, 1 packed, 2 float*/,
+                 int64_t zpCols) {
+  std::optional<std::vector<char>> bBytes =
+      constantBytes(rw.input(1), n * blocks * blob, 1);
+  std::optional<std::vector<char>> sBytes =
+      constantBytes(rw.input(2), n * blocks, 4);
+  std::optional<std::vector<char>> zBytes;
+  if (zpKind != 0)
+    zBytes = constantBytes(rw.input(3), n * zpCols, zpKind == 1 ? 1 : 4);
+  if (!bBytes || !sBytes || (zpKind != 0 && !zBytes))
+    return std::nullopt;
+  std::vector<char> bt(bBytes->size());
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t blk = 0; blk < blocks; ++blk)
+      for (int64_t j = 0; j < blob; ++j)
+        bt[(blk * blob + j) * n + c] = (*bBytes)[(c * blocks + blk) * blob + j];
+  std::vector<float> st(n * blocks), zt(n * blocks);
+  std::vector<char> zb(n * blocks);
+  auto floatAt = [](const std::vector<char> &v, int64_t i) {
+    float f;
+    std::memcpy(&f, v.data() + i * 4, 4);
+    return f;
+  };
+  float defaultZp = static_cast<float>(int64_t(1) << (bits - 1));
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      st[blk * n + c] = floatAt(*sBytes, c * blocks + blk);
+      float z = defaultZp;
+      if (zpKind == 2) {
+        z = floatAt(*zBytes, c * blocks + blk);
+      } else if (zpKind == 1) {
+        int64_t perByte = 8 / bits;
+        auto byte = static_cast<uint8_t>((*zBytes)[c * zpCols + blk / perByte]);
+        z = static_cast<float>((byte >> ((blk % perByte) * bits)) &
+                               ((1 << bits) - 1));
+      }
+      zt[blk * n + c] = z;
+      zb[blk * n + c] = static_cast<char>(static_cast<uint8_t>(z));
+    }
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type f32 = b.getF32Type();
+  auto asBytes = [](const std::vector<float> &v) {
+    return ArrayRef<char>(reinterpret_cast<const char *>(v.data()),
+                          v.size() * sizeof(float));
+  };
+  std::string name = rw.getOp().getDisplayName().str();
+  return ColumnsInnermost{
+      resourceConstant(b, loc,
+                       RankedTensorType::get({blocks, blob, n}, b.getI8Type()),
+                       bt, name + ".B"),
+      resourceConstant(b, loc, RankedTensorType::get({blocks, n}, f32),
+                       asBytes(st), name + ".scales"),
+      // Zero points from bytes (or the default) stay bytes.
+      zpKind == 2
+          ? resourceConstant(b, loc, RankedTensorType::get({blocks, n}, f32),
+                             asBytes(zt), name + ".zero_points")
+          : resourceConstant(b, loc,
+                             RankedTensorType::get({blocks, n}, b.getI8Type()),
+                             zb, name + ".zero_points")};
 }
 
 LogicalResult convertMatMulNBits(NodeRewriter &rw) {
@@ -102,7 +220,13 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
     return rw.fail("scales must hold N * blocks = " + Twine(n * blocks) +
                    " float32 values, not " + typeName(sType));
   // Zero points: packed unsigned fields, float values, or none.
-  enum class Zp { None, Packed, Float } zpKind = Zp::None;
+  // (Bytes: one unsigned zero point a byte, columnsInnermost's.)
+  enum class Zp {
+    None = 0,
+    Packed = 1,
+    Float = 2,
+    Bytes = 3
+  } zpKind = Zp::None;
   int64_t zpCols = 0;
   if (rw.hasInput(3)) {
     RankedTensorType zType = rw.inputType(3);
@@ -156,11 +280,20 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   // index of some operand.
   int64_t fields = 8 / bits;
   a = reshapeTo(b, loc, a, {m, blocks, blob, fields});
+  std::optional<ColumnsInnermost> packed = columnsInnermost(
+      rw, n, blocks, blob, bits, static_cast<int64_t>(zpKind), zpCols);
   SmallVector<GenericOperand> ins = {
       {a, AffineMap::get(5, 0, {d(0), d(2), d(3), d(4)}, ctx)},
       {rw.input(1), AffineMap::get(5, 0, {d(1), d(2), d(3)}, ctx)},
       {scales, AffineMap::get(5, 0, {d(1), d(2)}, ctx)}};
-  if (zpKind != Zp::None)
+  if (packed) {
+    ins[1] = {packed->b, AffineMap::get(5, 0, {d(2), d(3), d(1)}, ctx)};
+    ins[2] = {packed->scales, AffineMap::get(5, 0, {d(2), d(1)}, ctx)};
+    ins.push_back(
+        {packed->zeroPoints, AffineMap::get(5, 0, {d(2), d(1)}, ctx)});
+    if (zpKind != Zp::Float)
+      zpKind = Zp::Bytes;
+  } else if (zpKind != Zp::None)
     ins.push_back({reshapeTo(b, loc, rw.input(3), {n, zpCols}),
                    AffineMap::get(5, 0,
                                   {d(1), zpKind == Zp::Packed && bits == 4
@@ -181,6 +314,8 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
         Value zp;
         if (zpKind == Zp::Float)
           zp = args[3];
+        else if (zpKind == Zp::Bytes)
+          zp = arith::UIToFPOp::create(nb, nl, nb.getF32Type(), args[3]);
         else if (zpKind == Zp::Packed)
           zp = unpackField(nb, nl, args[3], linalg::IndexOp::create(nb, nl, 2),
                            bits);
