@@ -240,3 +240,25 @@ LogicalResult HostModel::run(const CalibrationSet &set, size_t sample) {
   }
   return success();
 }
+
+/// Index of every output of `host` by name.
+llvm::StringMap<size_t> dlc::outputIndex(const HostModel &host) {
+  llvm::StringMap<size_t> index;
+  for (size_t i = 0; i < host.outputCount(); ++i)
+    index[host.outputName(i)] = i;
+  return index;
+}
+
+/// The float value of `name` in `host`'s last run: an output, or a graph
+/// input.
+llvm::ArrayRef<float> dlc::valueOf(const HostModel &host,
+                                   const llvm::StringMap<size_t> &outputs,
+                                   llvm::StringRef name) {
+  auto it = outputs.find(name);
+  if (it != outputs.end())
+    return host.output(it->second);
+  for (size_t i = 0; i < host.inputCount(); ++i)
+    if (host.inputName(i) == name)
+      return host.input(i);
+  return {};
+}

@@ -13,7 +13,12 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include <memory>
 #include <string>
@@ -39,6 +44,43 @@ struct CalibrationSet {
   open(mlir::MLIRContext &context, llvm::StringRef dir,
        llvm::ArrayRef<std::string> inputNames);
   std::string file(size_t sample, size_t input) const;
+};
+
+/// The error of a quantized tensor against its float value, accumulated
+/// over samples.
+struct ErrorStats {
+  double floatSquares = 0, errorSquares = 0, dot = 0, quantSquares = 0;
+  double maxAbs = 0;
+
+  void add(llvm::ArrayRef<float> f, llvm::ArrayRef<float> q) {
+    size_t n = std::min(f.size(), q.size());
+    for (size_t i = 0; i < n; ++i) {
+      double a = f[i], b = q[i], e = a - b;
+      floatSquares += a * a;
+      quantSquares += b * b;
+      errorSquares += e * e;
+      dot += a * b;
+      maxAbs = std::max(maxAbs, std::fabs(e));
+    }
+  }
+  /// Signal to quantization noise, in dB (capped at 200 for exact ones).
+  double sqnr() const {
+    if (errorSquares <= 0)
+      return 200;
+    if (floatSquares <= 0)
+      return -200;
+    return std::min(200.0, 10 * std::log10(floatSquares / errorSquares));
+  }
+  double cosine() const {
+    if (floatSquares <= 0 || quantSquares <= 0)
+      return floatSquares == quantSquares ? 1.0 : 0.0;
+    return dot / std::sqrt(floatSquares * quantSquares);
+  }
+  double relativeRMS() const {
+    if (floatSquares <= 0)
+      return errorSquares > 0 ? INFINITY : 0.0;
+    return std::sqrt(errorSquares / floatSquares);
+  }
 };
 
 /// A float model compiled for this machine's CPU, loaded with dlc's runtime
@@ -83,6 +125,22 @@ private:
   dlc_session_t *session = nullptr;
   std::vector<Tensor> inputs, outputs;
 };
+
+/// A report's number: JSON has no infinities, they are written as null.
+inline llvm::json::Value jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return nullptr;
+  return v;
+}
+
+/// Index of every output of `host` by name.
+llvm::StringMap<size_t> outputIndex(const HostModel &host);
+
+/// The float value of `name` in `host`'s last run: an output, or a graph
+/// input.
+llvm::ArrayRef<float> valueOf(const HostModel &host,
+                              const llvm::StringMap<size_t> &outputs,
+                              llvm::StringRef name);
 
 } // namespace dlc
 

@@ -57,69 +57,12 @@ namespace {
 
 /// Error of a quantized tensor against its float value, accumulated over
 /// samples.
-struct ErrorStats {
-  double floatSquares = 0, errorSquares = 0, dot = 0, quantSquares = 0;
-  double maxAbs = 0;
-
-  void add(llvm::ArrayRef<float> f, llvm::ArrayRef<float> q) {
-    size_t n = std::min(f.size(), q.size());
-    for (size_t i = 0; i < n; ++i) {
-      double a = f[i], b = q[i], e = a - b;
-      floatSquares += a * a;
-      quantSquares += b * b;
-      errorSquares += e * e;
-      dot += a * b;
-      maxAbs = std::max(maxAbs, std::fabs(e));
-    }
-  }
-  /// Signal to quantization noise, in dB (capped at 200 for exact ones).
-  double sqnr() const {
-    if (errorSquares <= 0)
-      return 200;
-    if (floatSquares <= 0)
-      return -200;
-    return std::min(200.0, 10 * std::log10(floatSquares / errorSquares));
-  }
-  double cosine() const {
-    if (floatSquares <= 0 || quantSquares <= 0)
-      return floatSquares == quantSquares ? 1.0 : 0.0;
-    return dot / std::sqrt(floatSquares * quantSquares);
-  }
-  double relativeRMS() const {
-    if (floatSquares <= 0)
-      return errorSquares > 0 ? INFINITY : 0.0;
-    return std::sqrt(errorSquares / floatSquares);
-  }
-};
-
 struct Evaluation {
   std::vector<ErrorStats> inputs, outputs; ///< per rewritten layer
   std::vector<std::string> graphOutputs;
   std::vector<ErrorStats> graphOutputErrors;
   double endToEnd = 0; ///< the largest relative RMS error of an output
 };
-
-/// Index of every output of `host` by name.
-llvm::StringMap<size_t> outputIndex(const HostModel &host) {
-  llvm::StringMap<size_t> index;
-  for (size_t i = 0; i < host.outputCount(); ++i)
-    index[host.outputName(i)] = i;
-  return index;
-}
-
-/// The float value of `name` in `host`'s last run: an output, or a graph
-/// input.
-llvm::ArrayRef<float> valueOf(const HostModel &host,
-                              const llvm::StringMap<size_t> &outputs,
-                              llvm::StringRef name) {
-  auto it = outputs.find(name);
-  if (it != outputs.end())
-    return host.output(it->second);
-  for (size_t i = 0; i < host.inputCount(); ++i)
-    if (host.inputName(i) == name)
-      return host.input(i);
-  return {};
-}
 
 class Quantizer {
 public:
@@ -287,13 +230,6 @@ std::string formatNumber(double v, const char *style) {
   return text;
 }
 
-/// JSON has no infinities; the report writes them as null.
-llvm::json::Value number(double v) {
-  if (!std::isfinite(v))
-    return nullptr;
-  return v;
-}
-
 LogicalResult
 Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
                        const Evaluation &eval,
@@ -310,9 +246,9 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
         {"observed_range", llvm::json::Array{s.min, s.max}},
         {"output_scale", r.outputEncoding.scale},
         {"output_zero_point", r.outputEncoding.zeroPoint},
-        {"input_sqnr_db", number(eval.inputs[i].sqnr())},
-        {"sqnr_db", number(eval.outputs[i].sqnr())},
-        {"cosine", number(eval.outputs[i].cosine())},
+        {"input_sqnr_db", jsonNumber(eval.inputs[i].sqnr())},
+        {"sqnr_db", jsonNumber(eval.outputs[i].sqnr())},
+        {"cosine", jsonNumber(eval.outputs[i].cosine())},
     });
   }
   llvm::json::Array outputArray;
@@ -320,10 +256,10 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
     const ErrorStats &e = eval.graphOutputErrors[i];
     outputArray.push_back(llvm::json::Object{
         {"name", name},
-        {"sqnr_db", number(e.sqnr())},
-        {"cosine", number(e.cosine())},
-        {"relative_rms_error", number(e.relativeRMS())},
-        {"max_abs_error", number(e.maxAbs)},
+        {"sqnr_db", jsonNumber(e.sqnr())},
+        {"cosine", jsonNumber(e.cosine())},
+        {"relative_rms_error", jsonNumber(e.relativeRMS())},
+        {"max_abs_error", jsonNumber(e.maxAbs)},
     });
   }
   llvm::json::Array kept;
@@ -335,7 +271,7 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
       {"calibration_samples", static_cast<int64_t>(set.samples.size())},
       {"quantized_layers", static_cast<int64_t>(layers.size())},
       {"kept_float", std::move(kept)},
-      {"end_to_end_error", number(eval.endToEnd)},
+      {"end_to_end_error", jsonNumber(eval.endToEnd)},
       {"layers", std::move(layerArray)},
       {"outputs", std::move(outputArray)},
   };

@@ -73,7 +73,8 @@ static cl::opt<dlc::EmitKind> emitKind(
                    "the .dlcx artifact (default)"),
         clEnumValN(dlc::EmitKind::QDQONNX, "qdq-onnx",
                    "with --quantize: the quantized model as a QDQ ONNX "
-                   "model (ONNX Runtime runs it)")),
+                   "model; with --weights: the model with MatMulNBits "
+                   "nodes (ONNX Runtime runs both)")),
     cl::cat(category));
 static cl::opt<dlc::Stage> stopAfter(
     "stage", cl::desc("With --emit=mlir: print the IR after this stage"),
@@ -143,10 +144,64 @@ static cl::opt<std::string> keepFloat(
              "<error>"),
     cl::value_desc("names|auto:error"), cl::init(""), cl::cat(quantCategory));
 
+static cl::opt<std::string> weights(
+    "weights",
+    cl::desc("Weight-only quantization of MatMul and Gemm weights: "
+             "int4[:group=16|32|64|128|256][:sym|asym] (blocks along K, "
+             "default 32, asymmetric) or int8[:per-channel|group=G][:sym|"
+             "asym] (per channel: blocks of K up to 256); "
+             "--quant-report writes each layer's error, and with "
+             "--calibration-data the outputs' error against float"),
+    cl::value_desc("int4|int8[:...]"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string>
+    weightsSkip("weights-skip",
+                cl::desc("With --weights: leave these nodes' weights in float"),
+                cl::value_desc("name,name"), cl::init(""),
+                cl::cat(quantCategory));
+
+/// Checks --weights and its options; fills `options` when --weights is
+/// given. Returns an error message or "".
+static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
+  if (!weights.getNumOccurrences()) {
+    if (weightsSkip.getNumOccurrences())
+      return "--weights-skip needs --weights";
+    return "";
+  }
+  if (quantize.getNumOccurrences())
+    return "--weights and --quantize do not go together: --quantize=int8 "
+           "quantizes weights and activations, --weights only weights";
+  for (cl::Option *o :
+       std::initializer_list<cl::Option *>{&calibrationMethod, &keepFloat})
+    if (o->getNumOccurrences())
+      return ("--" + o->ArgStr +
+              " is for --quantize; --weights takes "
+              "--weights-skip")
+          .str();
+  if (splitInputFile)
+    return "--weights does not work with --split-input-file";
+  std::string error;
+  std::optional<dlc::WeightOnlyOptions> parsed =
+      dlc::parseWeightsSpec(weights, error);
+  if (!parsed)
+    return error;
+  options = *parsed;
+  options.reportPath = quantReport;
+  options.calibrationDir = calibrationData;
+  if (!calibrationData.empty() && quantReport.empty())
+    return "--weights uses --calibration-data only for --quant-report";
+  SmallVector<StringRef> names;
+  StringRef(weightsSkip).split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : names)
+    options.skip.push_back(name.str());
+  return "";
+}
+
 /// Checks the quantization options together; fills `options` when
 /// --quantize is given. Returns an error message or "".
 static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
   bool quantizing = quantize.getNumOccurrences() > 0;
+  if (weights.getNumOccurrences())
+    return "";
   if (!quantizing) {
     for (cl::Option *o : std::initializer_list<cl::Option *>{
              &calibrationData, &calibrationMethod, &quantReport, &keepFloat})
@@ -277,7 +332,21 @@ int main(int argc, char **argv) {
     llvm::errs() << "dlc-compile: error: " << error << "\n";
     return 1;
   }
-  bool quantizing = !quantizeOptions.calibrationDir.empty();
+  dlc::WeightOnlyOptions weightOptions;
+  if (std::string error = readWeightsOptions(weightOptions); !error.empty()) {
+    llvm::errs() << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  bool weighting = weights.getNumOccurrences() > 0;
+  bool quantizing = !quantizeOptions.calibrationDir.empty() || weighting;
+  // One of the two quantizers, if any, then what `emit` asks for.
+  auto runQuantizer = [&](llvm::raw_ostream &os) {
+    if (weighting)
+      return dlc::quantizeWeightsONNXFile(context, inputFile, options,
+                                          weightOptions, os);
+    return dlc::quantizeONNXFile(context, inputFile, options, quantizeOptions,
+                                 os);
+  };
   if (!quantizing || emitKind != dlc::EmitKind::QDQONNX) {
     // Refused before the model is read, let alone compiled.
     if (std::string error = dlc::checkCompileOptions(options); !error.empty()) {
@@ -306,10 +375,7 @@ int main(int argc, char **argv) {
     }
     options.kernelDirectory = outputPath;
     if (quantizing)
-      return failed(dlc::quantizeONNXFile(context, inputFile, options,
-                                          quantizeOptions, llvm::nulls()))
-                 ? 1
-                 : 0;
+      return failed(runQuantizer(llvm::nulls())) ? 1 : 0;
     return failed(
                dlc::compileONNXFile(context, inputFile, options, llvm::nulls()))
                ? 1
@@ -322,8 +388,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (quantizing) {
-    if (failed(dlc::quantizeONNXFile(context, inputFile, options,
-                                     quantizeOptions, output->os())))
+    if (failed(runQuantizer(output->os())))
       return 1;
     output->keep();
     return 0;

@@ -103,6 +103,47 @@ mlir::LogicalResult quantizeONNXFile(mlir::MLIRContext &context,
                                      const QuantizeOptions &options,
                                      llvm::raw_ostream &output);
 
+/// dlc-compile --weights: weight-only quantization of MatMul and Gemm
+/// weights (lib/Quantization/WeightOnly.cpp).
+struct WeightOnlyOptions {
+  int64_t bits = 4;
+  /// Block size along K (a power of 2, at least 16); 0: one block per
+  /// output column (per channel).
+  int64_t group = 32;
+  bool symmetric = false;
+  /// Nodes (by name, or by their first output's name) left in float.
+  std::vector<std::string> skip;
+  /// Where to write the per-layer report (JSON), or "".
+  std::string reportPath;
+  /// With a report: samples to measure the outputs' error against float
+  /// on (the --quantize folder layout), or "" for the weights' error only.
+  std::string calibrationDir;
+};
+
+/// Parses `int4[:group=G][:sym|asym]` or `int8[:per-channel|group=G][:sym
+/// |asym]`; on failure returns nothing and sets `error`.
+std::optional<WeightOnlyOptions> parseWeightsSpec(llvm::StringRef spec,
+                                                  std::string &error);
+
+/// Rewrites every quantizable MatMul and Gemm of `model` into
+/// com.microsoft.MatMulNBits with `options.bits`-bit weights, and writes
+/// the report if asked. Fails when nothing can be quantized or a skipped
+/// node does not exist.
+mlir::LogicalResult quantizeWeights(mlir::MLIRContext &context,
+                                    ::onnx::ModelProto &model,
+                                    llvm::StringRef modelName,
+                                    const ONNXImportOptions &importOptions,
+                                    const WeightOnlyOptions &options);
+
+/// dlc-compile --weights: reads the model at `path`, quantizes its weights
+/// and writes what `compileOptions.emit` asks for (EmitKind::QDQONNX: the
+/// quantized model itself, with MatMulNBits nodes).
+mlir::LogicalResult
+quantizeWeightsONNXFile(mlir::MLIRContext &context, llvm::StringRef path,
+                        const CompileOptions &compileOptions,
+                        const WeightOnlyOptions &options,
+                        llvm::raw_ostream &output);
+
 } // namespace dlc
 
 #endif // DLC_QUANTIZATION_QUANTIZE_H
