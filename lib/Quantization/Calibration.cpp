@@ -19,6 +19,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 using namespace mlir;
 using namespace dlc;
@@ -261,4 +263,44 @@ llvm::ArrayRef<float> dlc::valueOf(const HostModel &host,
     if (host.inputName(i) == name)
       return host.input(i);
   return {};
+}
+
+std::vector<std::string>
+dlc::sampleInputs(const onnx::ModelProto &model,
+                  const ONNXImportOptions &importOptions) {
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto &t : model.graph().initializer())
+    initializers.insert(t.name());
+  std::vector<std::string> inputs;
+  for (const onnx::ValueInfoProto &input : model.graph().input())
+    if (!initializers.count(input.name()) &&
+        !importOptions.boundInputs.count(input.name()))
+      inputs.push_back(input.name());
+  return inputs;
+}
+
+LogicalResult dlc::writeReport(Location loc, llvm::StringRef path,
+                               llvm::json::Object report) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return emitError(loc, "--quant-report: cannot write '")
+           << path << "': " << ec.message();
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+  return success();
+}
+
+LogicalResult dlc::emitQuantizedModel(MLIRContext &context,
+                                      onnx::ModelProto &model,
+                                      llvm::StringRef path,
+                                      const CompileOptions &compileOptions,
+                                      llvm::raw_ostream &output) {
+  if (compileOptions.emit != EmitKind::QDQONNX)
+    return compileONNXModel(context, model, path, compileOptions, output);
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return emitError(FileLineColLoc::get(&context, path, 0, 0),
+                     "cannot serialize the quantized model (over 2 GB?)");
+  output << bytes;
+  return success();
 }

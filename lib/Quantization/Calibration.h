@@ -9,6 +9,7 @@
 #define DLC_LIB_QUANTIZATION_CALIBRATION_H
 
 #include "dlc/Frontend/ONNX/ModelProto.h"
+#include "dlc/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
@@ -132,6 +133,25 @@ inline llvm::json::Value jsonNumber(double v) {
     return nullptr;
   return v;
 }
+
+/// The graph inputs a calibration sample holds: those that are neither
+/// initializers nor bound to a constant on the command line.
+std::vector<std::string> sampleInputs(const ::onnx::ModelProto &model,
+                                      const ONNXImportOptions &importOptions);
+
+/// Writes `report` as indented JSON to `path`, or fails naming
+/// --quant-report.
+mlir::LogicalResult writeReport(mlir::Location loc, llvm::StringRef path,
+                                llvm::json::Object report);
+
+/// What a quantizer's dlc-compile run ends with: the quantized `model`
+/// compiled as `compileOptions` ask, or with EmitKind::QDQONNX the model
+/// itself, to `output`.
+mlir::LogicalResult emitQuantizedModel(mlir::MLIRContext &context,
+                                       ::onnx::ModelProto &model,
+                                       llvm::StringRef path,
+                                       const CompileOptions &compileOptions,
+                                       llvm::raw_ostream &output);
 
 /// Index of every output of `host` by name.
 llvm::StringMap<size_t> outputIndex(const HostModel &host);

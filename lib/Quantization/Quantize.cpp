@@ -105,14 +105,7 @@ private:
 
 LogicalResult
 Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
-  std::vector<std::string> inputs;
-  llvm::StringSet<> initializers;
-  for (const onnx::TensorProto &t : model.graph().initializer())
-    initializers.insert(t.name());
-  for (const onnx::ValueInfoProto &input : model.graph().input())
-    if (!initializers.contains(input.name()) &&
-        !importOptions.boundInputs.count(input.name()))
-      inputs.push_back(input.name());
+  std::vector<std::string> inputs = sampleInputs(model, importOptions);
   FailureOr<CalibrationSet> opened =
       CalibrationSet::open(context, options.calibrationDir, inputs);
   if (failed(opened))
@@ -275,13 +268,7 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
       {"layers", std::move(layerArray)},
       {"outputs", std::move(outputArray)},
   };
-  std::error_code ec;
-  llvm::raw_fd_ostream os(options.reportPath, ec);
-  if (ec)
-    return emitError(loc, "--quant-report: cannot write '")
-           << options.reportPath << "': " << ec.message();
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
-  return success();
+  return dlc::writeReport(loc, options.reportPath, std::move(report));
 }
 
 LogicalResult Quantizer::run() {
@@ -415,12 +402,5 @@ LogicalResult dlc::quantizeONNXFile(MLIRContext &context, llvm::StringRef path,
       failed(quantizeModel(context, model, path, compileOptions.importOptions,
                            options)))
     return failure();
-  if (compileOptions.emit != EmitKind::QDQONNX)
-    return compileONNXModel(context, model, path, compileOptions, output);
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
-    return emitError(FileLineColLoc::get(&context, path, 0, 0),
-                     "cannot serialize the quantized model (over 2 GB?)");
-  output << bytes;
-  return success();
+  return emitQuantizedModel(context, model, path, compileOptions, output);
 }

@@ -240,27 +240,16 @@ PackedWeight quantizeWeight(const std::vector<float> &w, const WeightLayer &l,
   return p;
 }
 
-onnx::TensorProto bytesTensor(const std::string &name,
-                              llvm::ArrayRef<int64_t> dims,
-                              llvm::ArrayRef<uint8_t> bytes) {
+/// An initializer of `dataType` holding `bytes` as raw data.
+onnx::TensorProto rawTensor(const std::string &name, int dataType,
+                            llvm::ArrayRef<int64_t> dims, const void *bytes,
+                            size_t size) {
   onnx::TensorProto t;
   t.set_name(name);
-  t.set_data_type(onnx::TensorProto::UINT8);
+  t.set_data_type(dataType);
   for (int64_t d : dims)
     t.add_dims(d);
-  t.set_raw_data(bytes.data(), bytes.size());
-  return t;
-}
-
-onnx::TensorProto floatTensor(const std::string &name,
-                              llvm::ArrayRef<int64_t> dims,
-                              llvm::ArrayRef<float> values) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims)
-    t.add_dims(d);
-  t.set_raw_data(values.data(), values.size() * sizeof(float));
+  t.set_raw_data(bytes, size);
   return t;
 }
 
@@ -339,16 +328,19 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
     std::string prefix = l.weight + "_Q" + std::to_string(options.bits);
     std::string dataName = freshName(prefix, used);
     std::string scaleName = freshName(l.weight + "_scales", used);
+    *graph.add_initializer() = rawTensor(
+        dataName, onnx::TensorProto::UINT8, {l.n, packed.blocks, blob},
+        packed.data.data(), packed.data.size());
     *graph.add_initializer() =
-        bytesTensor(dataName, {l.n, packed.blocks, blob}, packed.data);
-    *graph.add_initializer() =
-        floatTensor(scaleName, {l.n * packed.blocks}, packed.scales);
+        rawTensor(scaleName, onnx::TensorProto::FLOAT, {l.n * packed.blocks},
+                  packed.scales.data(), packed.scales.size() * sizeof(float));
     std::string zpName;
     if (!packed.zeroPoints.empty()) {
       zpName = freshName(l.weight + "_zero_points", used);
       *graph.add_initializer() =
-          bytesTensor(zpName, {static_cast<int64_t>(packed.zeroPoints.size())},
-                      packed.zeroPoints);
+          rawTensor(zpName, onnx::TensorProto::UINT8,
+                    {static_cast<int64_t>(packed.zeroPoints.size())},
+                    packed.zeroPoints.data(), packed.zeroPoints.size());
     }
     onnx::NodeProto &node = *graph.mutable_node(l.node);
     std::string a = node.input(0);
@@ -404,14 +396,7 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
   std::vector<std::string> graphOutputs;
   int64_t samples = 0;
   if (!options.calibrationDir.empty()) {
-    std::vector<std::string> inputs;
-    std::set<std::string> initializers;
-    for (const onnx::TensorProto &t : original.graph().initializer())
-      initializers.insert(t.name());
-    for (const onnx::ValueInfoProto &input : original.graph().input())
-      if (!initializers.count(input.name()) &&
-          !importOptions.boundInputs.count(input.name()))
-        inputs.push_back(input.name());
+    std::vector<std::string> inputs = sampleInputs(original, importOptions);
     FailureOr<CalibrationSet> set =
         CalibrationSet::open(context, options.calibrationDir, inputs);
     if (failed(set))
@@ -493,13 +478,7 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
     report["end_to_end_error"] = jsonNumber(endToEnd);
     report["outputs"] = std::move(outputArray);
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream os(options.reportPath, ec);
-  if (ec)
-    return emitError(loc, "--quant-report: cannot write '")
-           << options.reportPath << "': " << ec.message();
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
-  return success();
+  return writeReport(loc, options.reportPath, std::move(report));
 }
 
 LogicalResult dlc::quantizeWeightsONNXFile(MLIRContext &context,
@@ -512,12 +491,5 @@ LogicalResult dlc::quantizeWeightsONNXFile(MLIRContext &context,
       failed(quantizeWeights(context, model, path, compileOptions.importOptions,
                              options)))
     return failure();
-  if (compileOptions.emit != EmitKind::QDQONNX)
-    return compileONNXModel(context, model, path, compileOptions, output);
-  std::string bytes;
-  if (!model.SerializeToString(&bytes))
-    return emitError(FileLineColLoc::get(&context, path, 0, 0),
-                     "cannot serialize the quantized model (over 2 GB?)");
-  output << bytes;
-  return success();
+  return emitQuantizedModel(context, model, path, compileOptions, output);
 }
