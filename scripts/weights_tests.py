@@ -18,7 +18,11 @@ and not; int8 per channel and in blocks):
      equal but for rare ties a step apart);
   3. the quantized outputs stay near float (relative RMS error under a
      bound per format), and --quant-report with calibration data names
-     every layer with finite errors.
+     every layer with finite errors;
+  4. the model ONNX Runtime's 4-bit quantizer writes in its QDQ format
+     (opset 21's blocked DequantizeLinear of int4/uint4 constants) compiles
+     to the same kernels and agrees with ONNX Runtime running it as
+     written.
 
   scripts/weights_tests.py --build build --targets cpu,vulkan,cuda:sm_87 \\
       --zoo
@@ -251,6 +255,61 @@ def check(name, model, args, work, specs=None):
                        rep["packed_weight_bytes"] / 2 ** 20))
 
 
+def check_qdq_format(name, model, args, work):
+    """ONNX Runtime's 4-bit quantizer in its QDQ format (opset 21's blocked
+    DequantizeLinear of int4/uint4 constants before each MatMul), which
+    dlc-fold-blocked-dequantize turns into MatMulNBits: dlc's artifacts
+    against ONNX Runtime running the model as written (graph optimizations
+    off: with them on, ONNX Runtime fuses the pair into its own MatMulNBits
+    at an accuracy level that quantizes A, 1% off the model's meaning)."""
+    from onnxruntime.quantization import QuantFormat
+    from onnxruntime.quantization import matmul_nbits_quantizer as mq
+    rng = np.random.default_rng(13)
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    del model.opset_import[:]
+    model.opset_import.extend([helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    evals = feeds_for(model, rng, 2)
+    for symmetric in (False, True):
+        tag = "%s qdq-int4%s" % (name, " sym" if symmetric else "")
+        q = mq.MatMulNBitsQuantizer(
+            onnx.ModelProto.FromString(model.SerializeToString()),
+            algo_config=mq.DefaultWeightOnlyQuantConfig(
+                block_size=32, is_symmetric=symmetric,
+                quant_format=QuantFormat.QDQ))
+        q.process()
+        path = os.path.join(work, "%s.qdq4.onnx" % name)
+        onnx.save(q.model.model, path)
+        options = ort.SessionOptions()
+        options.graph_optimization_level = \
+            ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        sess = ort.InferenceSession(path, options,
+                                    providers=["CPUExecutionProvider"])
+        out_names = [o.name for o in model.graph.output]
+        for target in split_targets(args.targets):
+            art = os.path.join(work, "q.dlcx")
+            run([args.dlc_compile, path, "--target=" + target, "-o", art])
+            if target.startswith("cuda"):
+                continue
+            for e, feed in enumerate(evals):
+                ref = sess.run(None, feed)
+                d = os.path.join(work, "qio%d" % e)
+                os.makedirs(d, exist_ok=True)
+                cmd = [args.dlc_run, art, "--output-dir", d]
+                for k, v in feed.items():
+                    np.save(os.path.join(d, "in_" + k + ".npy"), v)
+                    cmd += ["--input", "%s=%s" % (k, os.path.join(
+                        d, "in_" + k + ".npy"))]
+                run(cmd)
+                for i, o in enumerate(out_names):
+                    err = rel_rms(np.load(os.path.join(d, o + ".npy")),
+                                  ref[i])
+                    if err > 1e-5:
+                        fail("%s on %s: output %s differs from ONNX Runtime "
+                             "(relative RMS %.3g)" % (tag, target, o, err))
+        print("ok   %s" % tag)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__,
@@ -264,6 +323,8 @@ def main():
     args.dlc_run = os.path.join(args.build, "bin", "dlc-run")
     with tempfile.TemporaryDirectory(prefix="dlc-weights-") as work:
         check("mlp", small_model(np.random.default_rng(5)), args, work)
+        check_qdq_format("mlp", small_model(np.random.default_rng(5)), args,
+                         work)
         if args.zoo:
             sys.path.insert(0, os.path.join(ROOT, "scripts", "zoo"))
             import models as zoo

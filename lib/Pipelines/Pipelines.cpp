@@ -30,6 +30,7 @@ using namespace mlir;
 
 void dlc::buildLegalizePipeline(OpPassManager &pm,
                                 const TargetDescription *target) {
+  pm.addNestedPass<func::FuncOp>(createFoldBlockedDequantize());
   if (!target || target->hasInt8DotProduct)
     pm.addNestedPass<func::FuncOp>(createFoldQDQ());
   pm.addPass(createConvertONNXToLinalg());

@@ -65,4 +65,34 @@ def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
   }];
 }
 
+def FoldBlockedDequantize
+    : Pass<"dlc-fold-blocked-dequantize", "mlir::func::FuncOp"> {
+  let summary = "MatMul of a blocked DequantizeLinear of 4- or 8-bit constants to com.microsoft.MatMulNBits";
+  let description = [{
+    Runs on `onnx.node` ops before dlc-convert-onnx-to-linalg, for every
+    target. Opset 21's DequantizeLinear with `block_size` dequantizes
+    blocks of a tensor along `axis` with a scale (and zero point) each;
+    ONNX Runtime's 4-bit weight quantizer writes its QDQ format that way:
+
+      Y = MatMul(A, DequantizeLinear(W, scale, zero_point,
+                                     axis = 0, block_size = B))
+
+    with W a constant [K, N] of int4/uint4 (or int8/uint8), scale and
+    zero_point constants [ceil(K / B), N]. This pass rewrites it to
+    `com.microsoft.MatMulNBits(A, W', scale', zero_point')` with W packed
+    as MatMulNBits stores it ([N, blocks, B * bits / 8], unsigned fields,
+    low first; signed values and their zero points moved up by
+    2^(bits-1)), so that the kernel reads the packed weights and
+    dequantizes them next to the multiply. It applies when B is a power of
+    two of at least 16 and A's last dim is K (or not known yet: ONNX's
+    shape inference types no blocked 4-bit dequantization, nor what
+    follows it; MatMulNBits' conversion checks A). Anything else is left
+    as it is (a 4-bit constant that reaches a kernel boundary is then an
+    error).
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded", "MatMuls rewritten to MatMulNBits">,
+  ];
+}
+
 #endif // DLC_CONVERSION_PASSES_TD
