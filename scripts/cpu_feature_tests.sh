@@ -119,7 +119,8 @@ expect_run "x86 +avx2,+fma on Haswell matches the host" \
 # kernels: those models are refused at load, naming the helper (expected
 # failures, listed here; a fix makes them unexpected passes to record).
 "$venv/bin/python" "$root/scripts/zoo/models.py" --out "$zoo" \
-  --models squeezenet1_1,qoperator_cnn,bert_tiny,nbits_decoder_lm >/dev/null
+  --models squeezenet1_1,qoperator_cnn,bert_tiny,nbits_decoder_lm,qdynamic_crnn \
+  >/dev/null
 bert_pins=(--input-shape input_ids=1,128 --input-shape attention_mask=1,128
   --input-shape token_type_ids=1,128)
 # reference NAME MODEL ARGS...: the host's outputs for seed 5 in $work/ref-NAME.
@@ -141,11 +142,26 @@ cross_run() {
   "$qemu" -L "$sysroot" "$build/runtime-$triple/dlc-run" \
     "$work/$name.$triple.dlcx" --seed 5 --rtol 1e-3 --atol 1e-4 "${expects[@]}"
 }
+# cross_run_with FEATURES TRIPLE QEMU SYSROOT NAME MODEL ARGS...: the same
+# with target features (+dotprod) on QEMU's most capable CPU.
+cross_run_with() {
+  local features=$1 triple=$2 qemu=$3 sysroot=$4 name=$5 model=$6; shift 6
+  local expects=() f
+  "$compile" "$model" "$@" --target="cpu:$triple:$features" \
+    -o "$work/$name.$triple.f.dlcx"
+  for f in "$work/ref-$name"/*.npy; do
+    expects+=(--expect "$(basename "$f" .npy)=$f")
+  done
+  "$qemu" -cpu max -L "$sysroot" "$build/runtime-$triple/dlc-run" \
+    "$work/$name.$triple.f.dlcx" --seed 5 --rtol 1e-3 --atol 1e-4 \
+    "${expects[@]}"
+}
 reference conv3x3 "$inputs/conv3x3.onnxtxt"
 reference squeezenet "$zoo/squeezenet1_1.onnx"
 reference qcnn "$zoo/qoperator_cnn.onnx"
 reference bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
 reference nbits "$zoo/nbits_decoder_lm.onnx"
+reference qcrnn "$zoo/qdynamic_crnn.onnx"
 a64=(aarch64-linux-gnu qemu-aarch64 /usr/aarch64-linux-gnu)
 arm=(armv7a-linux-gnueabihf qemu-arm /usr/arm-linux-gnueabihf)
 rv=(riscv64-linux-gnu qemu-riscv64 /usr/riscv64-linux-gnu)
@@ -153,6 +169,13 @@ expect_run "aarch64 squeezenet1_1 matches x86" cross_run "${a64[@]}" squeezenet 
 expect_run "aarch64 qoperator_cnn matches x86" cross_run "${a64[@]}" qcnn "$zoo/qoperator_cnn.onnx"
 expect_run "aarch64 bert_tiny matches x86" cross_run "${a64[@]}" bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
 expect_run "aarch64 nbits_decoder_lm (4-bit weights) matches x86" cross_run "${a64[@]}" nbits "$zoo/nbits_decoder_lm.onnx"
+# 8-bit dot products: sdot (+dotprod; activations repacked as signed bytes)
+# and usdot (+i8mm), on the QOperator CNN and the quantize_dynamic CRNN
+# (run-time zero points, uint8 weights centred per channel).
+expect_run "aarch64 +dotprod (sdot) qoperator_cnn matches x86" cross_run_with +dotprod "${a64[@]}" qcnn "$zoo/qoperator_cnn.onnx"
+expect_run "aarch64 +dotprod (sdot) qdynamic_crnn matches x86" cross_run_with +dotprod "${a64[@]}" qcrnn "$zoo/qdynamic_crnn.onnx"
+expect_run "aarch64 +i8mm (usdot) qoperator_cnn matches x86" cross_run_with +dotprod,+i8mm "${a64[@]}" qcnn "$zoo/qoperator_cnn.onnx"
+expect_run "aarch64 +i8mm (usdot) qdynamic_crnn matches x86" cross_run_with +dotprod,+i8mm "${a64[@]}" qcrnn "$zoo/qdynamic_crnn.onnx"
 expect_run "armv7 conv3x3 matches x86" cross_run "${arm[@]}" conv3x3 "$inputs/conv3x3.onnxtxt"
 expect_run "armv7 qoperator_cnn matches x86" cross_run "${arm[@]}" qcnn "$zoo/qoperator_cnn.onnx"
 expect_refusal "armv7 squeezenet1_1 (expected failure)" \

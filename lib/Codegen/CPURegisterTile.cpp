@@ -453,7 +453,7 @@ std::optional<std::pair<unsigned, bool>> extendedArgument(Value v) {
 /// other sign-extended, whose innermost reduction loop of 4 steps is the
 /// innermost index of both inputs, contiguous (dlc-cpu-int8-conv's layout):
 /// `a`'s vector loop p right outside it, `b` broadcast.
-std::optional<Contraction> matchDot(linalg::GenericOp op) {
+std::optional<Contraction> matchDot(linalg::GenericOp op, bool signedDot) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureBufferSemantics())
     return std::nullopt;
@@ -474,7 +474,9 @@ std::optional<Contraction> matchDot(linalg::GenericOp op) {
   if (!mul)
     return std::nullopt;
   auto l = extendedArgument(mul.getLhs()), r = extendedArgument(mul.getRhs());
-  if (!l || !r || l->first == r->first || l->second == r->second)
+  // Unsigned x signed bytes (VNNI, usdot), or signed x signed (sdot).
+  if (!l || !r || l->first == r->first ||
+      (signedDot ? (l->second || r->second) : l->second == r->second))
     return std::nullopt;
   bool unsignedInput[2];
   unsignedInput[l->first] = l->second;
@@ -570,8 +572,9 @@ std::optional<Contraction> matchDot(linalg::GenericOp op) {
 /// into dot products over its innermost filter window when a reads that
 /// window at its innermost index as `stride * p + tap` and b as its own
 /// innermost index, with at most 4 taps, a's bytes unsigned and b's signed.
-bool asWindowDot(linalg::GenericOp op, Contraction &k, int64_t lanes) {
-  if (!k.integer || !k.rowsInA || !k.unsignedInput[k.a] ||
+bool asWindowDot(linalg::GenericOp op, Contraction &k, int64_t lanes,
+                 bool signedDot) {
+  if (!k.integer || !k.rowsInA || k.unsignedInput[k.a] == signedDot ||
       k.unsignedInput[k.b] || (k.stride != 1 && k.stride != 2))
     return false;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -600,7 +603,7 @@ bool asWindowDot(linalg::GenericOp op, Contraction &k, int64_t lanes) {
     return false;
   k.dot = r;
   k.window = true;
-  k.aUnsigned = true;
+  k.aUnsigned = !signedDot;
   return true;
 }
 
@@ -1582,7 +1585,7 @@ struct CPURegisterTilePass
       // too.
       std::optional<Contraction> k;
       if (!int8Dot.empty())
-        k = matchDot(op);
+        k = matchDot(op, int8DotSigned);
       if (!k)
         k = matchDequant(op);
       if (!k) {
@@ -1590,7 +1593,8 @@ struct CPURegisterTilePass
         // A depthwise convolution's window as dot products.
         if (k && !int8Dot.empty()) {
           Contraction window = *k;
-          if (asWindowDot(op, window, std::max<int64_t>(vectorBits / 32, 4)))
+          if (asWindowDot(op, window, std::max<int64_t>(vectorBits / 32, 4),
+                          int8DotSigned))
             k = window;
         }
       }

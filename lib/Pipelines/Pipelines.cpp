@@ -51,6 +51,7 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
     CPUInt8ConvOptions int8;
     int8.lanes = std::max<int64_t>(target->vectorBits / 32, 4);
     int8.dotProducts = target->hasInt8DotProduct;
+    int8.signedDot = target->int8DotSigned;
     pm.addNestedPass<func::FuncOp>(createCPUInt8Conv(int8));
     ConvChannelsLastOptions channelsLast;
     channelsLast.lanes = std::max<int64_t>(target->vectorBits / 32, 4);

@@ -132,6 +132,12 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
                               ? has("avx512vnni")
                               : t.vectorBits == 256 && has("avxvnni");
   }
+  // AArch64: usdot (unsigned x signed, as VNNI) with +i8mm; sdot (signed x
+  // signed) with +dotprod alone.
+  if (triple.getArch() == llvm::Triple::aarch64) {
+    t.hasInt8DotProduct = has("i8mm") || has("dotprod");
+    t.int8DotSigned = !has("i8mm") && has("dotprod");
+  }
   t.hasFloat16 = true;
   t.hasInt64 = true;
   t.maxWorkgroupSize = 1;

@@ -2,6 +2,7 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384 int8-dot=llvm.x86.avx512.vpdpbusd.256" | FileCheck %s --check-prefix=DOT
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=32 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=16 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON16
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=32 chunk-bytes=16384 int8-dot=llvm.aarch64.neon.sdot.v4i32.v16i8 int8-dot-signed=true" | FileCheck %s --check-prefix=SDOT
 
 // C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
 // vectors (16 columns) keep 8 accumulators in registers through the k loop;
@@ -494,6 +495,10 @@ func.func @reshaped_epilogue(%x: memref<2x6x18xf32>, %w: memref<2x3x3xf32>, %bia
 // lanes, each lane 4 adjacent input channels: 32 bytes of filter) by rows of
 // output pixels, whose 4 input bytes are loaded as one i32 and broadcast.
 // The 4-step innermost reduction is the dot product instruction's own.
+// AArch64's sdot multiplies signed by signed bytes: this unsigned x signed
+// contraction is not its (the integer multiply-adds stay).
+// SDOT-LABEL: func.func @dot_channels
+// SDOT-NOT: llvm.call_intrinsic
 // DOT-LABEL: func.func @dot_channels
 // DOT: scf.for
 // DOT-COUNT-2: vector.load %{{.*}} : memref<1x2x1x1x16x4xi8>, vector<32xi8>
@@ -675,6 +680,34 @@ func.func @dequantized_weight(%a: memref<3x2x8x2xf32>, %b: memref<2x8x20xi8>, %s
     %p = arith.mulf %x, %w : f32
     %r = arith.addf %acc, %p : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Signed x signed bytes (dlc-cpu-int8-conv with signed-dot repacks the
+// activations as signed bytes): AArch64's sdot, 4 lanes of 4 bytes, the
+// filter's 4 bytes broadcast; VNNI's unsigned x signed instruction does not
+// take it.
+// SDOT-LABEL: func.func @dot_signed
+// SDOT: llvm.call_intrinsic "llvm.aarch64.neon.sdot.v4i32.v16i8"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<4xi32>, vector<16xi8>, vector<16xi8>) -> vector<4xi32>
+// SDOT-NOT: linalg.generic
+// DOT-LABEL: func.func @dot_signed
+// DOT-NOT: llvm.call_intrinsic
+// CHECK-LABEL: func.func @dot_signed
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d1 + d6, d2 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d3, d5, d6, d7, d4, d8)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @dot_signed(%x: memref<1x2x5x5x4xi8>, %w: memref<1x2x1x1x8x4xi8>, %out: memref<1x5x5x1x8xi32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x2x5x5x4xi8>, memref<1x2x1x1x8x4xi8>) outs(%out : memref<1x5x5x1x8xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extsi %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
   }
   return
 }

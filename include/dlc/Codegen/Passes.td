@@ -388,6 +388,8 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     window as the dot product's reduction: one masked load per vector from
     its first tap, a byte shuffle giving each lane its own taps (x86
     vpermb with AVX-512 VBMI), and `b`'s taps zero-padded to 4 bytes.
+    With `int8-dot-signed` (AArch64's `sdot`) both operands must be
+    sign-extended instead, and window dot products need a signed `a`.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
@@ -401,6 +403,9 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
     Option<"int8Dot", "int8-dot", "std::string", "\"\"",
            "The LLVM intrinsic of a 4-byte unsigned x signed dot product "
            "on vectors of vector-bits (empty: none)">,
+    Option<"int8DotSigned", "int8-dot-signed", "bool", "false",
+           "The int8-dot intrinsic multiplies signed by signed bytes "
+           "(AArch64 sdot), not unsigned by signed">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::LLVM::LLVMDialect",

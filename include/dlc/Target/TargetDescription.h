@@ -39,9 +39,11 @@ struct TargetDescription {
   bool hasFloat16 = false;     ///< fp16 arithmetic and storage
   bool hasInt8Storage = false; ///< 8-bit storage buffers (Vulkan)
   /// 4-byte integer dot products into 32-bit lanes: GPUs' dp4a/dot8 (any
-  /// signedness); CPUs' unsigned x signed bytes at vectorBits (x86 VNNI's
-  /// vpdpbusd, AVX-512 or AVX-VNNI).
+  /// signedness); CPUs' at vectorBits: unsigned x signed bytes (x86 VNNI's
+  /// vpdpbusd, AVX-512 or AVX-VNNI; AArch64's usdot with +i8mm), or signed
+  /// x signed where int8DotSigned (AArch64's sdot with +dotprod).
   bool hasInt8DotProduct = false;
+  bool int8DotSigned = false;
   bool hasSubgroups = false; ///< subgroups of >= DLCX_MIN_SUBGROUP_SIZE
   bool hasInt64 = false;     ///< 64-bit integers in kernels
   unsigned subgroupSize = 1;

@@ -211,10 +211,17 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;
   registerTile.vectorRegisters = target.vectorRegisters;
-  // A CPU's 4-byte dot products are x86 VNNI's (TargetDescription.h).
+  // A CPU's 4-byte dot products (TargetDescription.h): x86 VNNI's, or
+  // AArch64's usdot (+i8mm) or sdot (+dotprod) on 128-bit vectors.
   if (target.hasInt8DotProduct && tm.getTargetTriple().isX86())
     registerTile.int8Dot =
         "llvm.x86.avx512.vpdpbusd." + std::to_string(target.vectorBits);
+  if (target.hasInt8DotProduct && tm.getTargetTriple().isAArch64()) {
+    registerTile.int8Dot = target.int8DotSigned
+                               ? "llvm.aarch64.neon.sdot.v4i32.v16i8"
+                               : "llvm.aarch64.neon.usdot.v4i32.v16i8";
+    registerTile.int8DotSigned = target.int8DotSigned;
+  }
   pm.addPass(createCPURegisterTile(registerTile));
   pm.addPass(createCPUScratch());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

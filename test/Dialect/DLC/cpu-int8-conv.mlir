@@ -1,5 +1,6 @@
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4 dot-products=true}))' | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4}))' | FileCheck %s --check-prefix=NODOT
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4 dot-products=true signed-dot=true}))' | FileCheck %s --check-prefix=SDOT
 
 // A 1x1 convolution on a 5x5 image (a row fills 5 of 8 lanes): along
 // output channels. C = 6 input channels are padded to 8 with zeros; the
@@ -28,6 +29,18 @@
 // CHECK: %[[CORR:.*]] = arith.constant dense<[45, 27, 9, -9, -27, -45, -63, -81]> : tensor<8xi32>
 // CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x5x5x1x8xi32>, tensor<8xi32>)
 // CHECK: return %[[OUT]] : tensor<1x8x5x5xi32>
+// With signed x signed dot products (AArch64 sdot), the unsigned input is
+// repacked as signed bytes (its sign bit flipped: x - 128) and sign-
+// extended, and its zero point moves with it: 3 - 128 = -125, so the
+// correction is 125 * sum_c (o - c) = -1875 + 750 o.
+// SDOT-LABEL: func.func @pointwise_channels
+// SDOT: linalg.generic {{.*}} attrs =  {dlc.materialize}
+// SDOT-NEXT: ^bb0(%[[IN:.*]]: i8, %{{.*}}: i8):
+// SDOT-NEXT: %[[FLIP:.*]] = arith.constant -128 : i8
+// SDOT-NEXT: arith.xori %[[IN]], %[[FLIP]] : i8
+// SDOT: arith.extsi
+// SDOT: arith.extsi
+// SDOT: arith.constant dense<[-1875, -1125, -375, 375, 1125, 1875, 2625, 3375]> : tensor<8xi32>
 // Without dot products the convolution keeps its layout; the zero point
 // leaves its body, for the same correction, and the unit group loop goes:
 // it reads the input before the reshape that added the group dim and

@@ -558,6 +558,12 @@ std::optional<IntegerMatmul> matchMatmul(linalg::GenericOp op) {
 struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
   using Base::Base;
 
+  /// How a flip of the sign bit moves the input's values (and so its zero
+  /// point): +128 to unsigned bytes, -128 to signed ones (signedDot).
+  int64_t shiftOf(bool flip) const {
+    return flip ? (signedDot ? -128 : 128) : 0;
+  }
+
   /// What `k`'s input zero point leaves (the input shifted by `shift`):
   /// -z * (sum(w') + taps * offset) per output channel.
   static Correction correction(const IntegerConv &k, int64_t shift) {
@@ -712,7 +718,9 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
       packRead.insert(packRead.begin() + 1, getAffineConstantExpr(0, ctx));
     auto xPackedType =
         RankedTensorType::get({xType.getDimSize(0), c4, h, wd, 4}, i8);
-    bool flip = !k.xUnsigned;
+    // The dot product's activation bytes: unsigned (VNNI, usdot) or signed
+    // (sdot); the other kind flips its sign bit on the way.
+    bool flip = k.xUnsigned == signedDot;
     auto repack = linalg::GenericOp::create(
         b, loc, xPackedType, xIn,
         tensor::EmptyOp::create(b, loc, xPackedType.getShape(), i8).getResult(),
@@ -721,7 +729,7 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
         SmallVector<utils::IteratorType>(5, utils::IteratorType::parallel),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value v = a[0];
-          // Signed to unsigned: + 128 flips the sign bit.
+          // Signed to unsigned (+ 128) or back (- 128): the sign bit.
           if (flip)
             v = arith::XOrIOp::create(
                 nb, nl, v,
@@ -763,10 +771,10 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     Value conv = byteProduct(b, loc, RankedTensorType::get(outShape, i32),
                              repack.getResult(0), packedFilter,
                              {xpMap, wpMap, outMap}, iterators,
-                             /*xUnsigned=*/true);
+                             /*xUnsigned=*/!signedDot);
 
-    // Unsigned input: its zero point moved by 128 with the flip.
-    Correction corr = correction(k, flip ? 128 : 0);
+    // Its zero point moves with the flip.
+    Correction corr = correction(k, shiftOf(flip));
     if (hasOffsets(k.offset)) {
       // The window sums of the (shifted) input, which the filter offsets
       // multiply: a convolution with a filter of ones, along pixels
@@ -793,7 +801,7 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
           {AffineMap::get(8, 0, {d(0), d(4), pRow, pCol, d(7)}, ctx),
            AffineMap::get(8, 0, {d(1), d(4), d(5), d(6), d(7)}, ctx),
            AffineMap::get(8, 0, {d(0), d(1), d(2), d(3)}, ctx)},
-          pixelIterators, /*xUnsigned=*/true);
+          pixelIterators, /*xUnsigned=*/!signedDot);
       for (int64_t off : k.offset)
         corr.sumTimes.push_back(static_cast<int32_t>(off));
     }
@@ -910,9 +918,9 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
     int64_t np = (mm.n + lanes - 1) / lanes * lanes;
     int64_t fb = np % (2 * lanes) == 0 ? 2 * lanes : lanes;
     std::vector<int8_t> packed(np * k4 * 4, 0);
-    bool flip = !mm.aUnsigned;
+    bool flip = mm.aUnsigned == signedDot;
     Correction corr =
-        zeroPointCorrection(mm.aZp, mm.aUnsigned, flip ? 128 : 0,
+        zeroPointCorrection(mm.aZp, mm.aUnsigned, shiftOf(flip),
                             zeroPointTimes(mm.filter, mm.offset, mm.k));
     for (int64_t j = 0; j < mm.n; ++j)
       for (int64_t i = 0; i < mm.k; ++i)
@@ -962,7 +970,7 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
         {AffineMap::get(5, 0, {d(0), d(3), d(4)}, ctx),
          AffineMap::get(5, 0, {d(1), d(3), d(2), d(4)}, ctx),
          AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx)},
-        iterators, /*xUnsigned=*/true);
+        iterators, /*xUnsigned=*/!signedDot);
     if (hasOffsets(mm.offset)) {
       // The row sums of the (shifted) a, which the column offsets
       // multiply: a product with a column of ones (zeros in the padding).
@@ -979,7 +987,7 @@ struct CPUInt8ConvPass : public dlc::impl::CPUInt8ConvBase<CPUInt8ConvPass> {
            AffineMap::get(3, 0, {d(0)}, ctx)},
           {utils::IteratorType::parallel, utils::IteratorType::reduction,
            utils::IteratorType::reduction},
-          /*xUnsigned=*/true);
+          /*xUnsigned=*/!signedDot);
       corr.sumsRead = AffineMap::get(2, 0, {d(0)}, ctx);
       for (int64_t off : mm.offset)
         corr.sumTimes.push_back(static_cast<int32_t>(off));

@@ -83,6 +83,9 @@ def CPUInt8Conv : Pass<"dlc-cpu-int8-conv", "mlir::func::FuncOp"> {
            "32-bit lanes in the target's vectors">,
     Option<"dotProducts", "dot-products", "bool", "false",
            "The target has 4-byte unsigned x signed dot products">,
+    Option<"signedDot", "signed-dot", "bool", "false",
+           "With dot-products: they multiply signed by signed bytes "
+           "(AArch64 sdot): activations are repacked as signed bytes">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect",
