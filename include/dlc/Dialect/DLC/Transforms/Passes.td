@@ -35,21 +35,27 @@ def CPUInt8Conv : Pass<"dlc-cpu-int8-conv", "mlir::func::FuncOp"> {
   let summary = "CPU: integer convolutions in the forms the register tiler vectorizes";
   let description = [{
     Rewrites the 2-D integer convolution the ONNX lowering writes
-    (ConvInteger, QLinearConv) when its filter and zero points are
-    constants and every filter value minus its zero point, w' = w - w_zp,
-    fits in a signed byte. The zero points leave the reduction:
-    sum (x - z) * w' = sum x * w' - z * sum w', the last term a
-    per-channel constant that a generic adds to the result (read back in
-    its original layout, or in (N, M, OH, OW) when the one user of the
-    result is the reshape to it).
+    (ConvInteger, QLinearConv) when its filter and filter zero points are
+    constants and the input's zero point is a constant or a scalar tensor
+    computed at run time (DynamicQuantizeLinear's). The zero points leave
+    the reduction: with w' = w - w_zp, sum (x - z) * w' = sum x * w' - z *
+    sum w', the last term a per-channel constant (times z read at run time
+    where z is not constant) that a generic adds to the result (read back
+    in its original layout, or in (N, M, OH, OW) when the one user of the
+    result is the reshape to it). Filters whose w' leave the signed byte
+    (uint8 filters with a zero point far from 128) are centred per output
+    channel, w' = w'' + o, which adds o times the input's window sums: only
+    in the dot-product layouts below, which compute those sums (a product
+    with a filter of ones); other layouts leave such convolutions alone.
 
     With `dot-products` (4-byte unsigned x signed dot products into 32-bit
-    lanes, x86 VNNI), a convolution of one group gets 4 input channels
+    lanes, x86 VNNI, AArch64 usdot; with `signed-dot`, signed x signed,
+    AArch64 sdot), a convolution of one group gets 4 input channels
     adjacent in both operands: the input is repacked by an elementwise
     generic marked `dlc.materialize` to (N, C / 4, H, W, 4) unsigned bytes
-    (signed ones get their sign bit flipped, i.e. + 128, and z moves with
-    them; channels past C are zero-padded), and the filter is packed at
-    compile time. When a row of output pixels fills vectors of `lanes`
+    (signed ones with `signed-dot`; the other kind gets its sign bit
+    flipped, i.e. +/- 128, and z moves with it; channels past C are
+    zero-padded), and the filter is packed at compile time. When a row of output pixels fills vectors of `lanes`
     (at least two, 80% used) and the columns have stride 1, the convolution
     writes NCHW with loops (n, f, oh, ow, c/4, kh, kw, k) and the filter is
     (F, C / 4, KH, KW, 4); otherwise it writes channels-last
