@@ -17,11 +17,13 @@
 //
 // The product is one linalg.generic over (m, n, block, byte, field), k =
 // (block * bytes + byte) * fields + field, whose body takes each weight's
-// bits out of its byte,
-// subtracts the block's zero point and scales it next to the multiply: the
-// packed bytes are what the kernel reads, and no float copy of the weights
-// exists anywhere (constants are not folded through a product with an
-// activation).
+// bits out of its byte, subtracts the block's zero point and scales it
+// next to the multiply: the packed bytes are what the kernel reads, and no
+// float copy of the weights exists anywhere (constants are not folded
+// through a product with an activation). Constant B, scales and zero
+// points are laid out at compile time with the N columns innermost (B
+// [blocks, bytes, N]; scales and zero points, one byte each or floats,
+// [blocks, N]), so that neighbouring columns are neighbouring bytes.
 //
 //===----------------------------------------------------------------------===//
 
