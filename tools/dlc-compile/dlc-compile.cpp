@@ -232,6 +232,73 @@ static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
   return "";
 }
 
+/// Where the compile writes: stdout for "-"; for a file, a temporary next
+/// to it, renamed over it only once complete, so that a compile that fails
+/// or is killed (SIGPIPE when --stats is piped into head) never leaves a
+/// truncated artifact under the name.
+class OutputFile {
+public:
+  static std::unique_ptr<OutputFile> open(llvm::StringRef path,
+                                          std::string &error) {
+    auto out = std::unique_ptr<OutputFile>(new OutputFile());
+    out->path = path.str();
+    if (path == "-") {
+      out->stdoutFile = mlir::openOutputFile(path, &error);
+      return out->stdoutFile ? std::move(out) : nullptr;
+    }
+    if (llvm::sys::fs::is_directory(path)) {
+      error = ("cannot open output file '" + path + "': Is a directory").str();
+      return nullptr;
+    }
+    llvm::Expected<llvm::sys::fs::TempFile> temp =
+        llvm::sys::fs::TempFile::create(path + "-%%%%%%.tmp");
+    if (!temp) {
+      error = ("cannot open output file '" + path +
+               "': " + llvm::toString(temp.takeError()))
+                  .str();
+      return nullptr;
+    }
+    out->temp.emplace(std::move(*temp));
+    out->stream.emplace(out->temp->FD, /*shouldClose=*/false);
+    return out;
+  }
+  ~OutputFile() {
+    if (temp)
+      llvm::consumeError(temp->discard());
+  }
+  llvm::raw_ostream &os() {
+    return stdoutFile ? stdoutFile->os()
+                      : static_cast<llvm::raw_ostream &>(*stream);
+  }
+  /// Puts the output in place; returns false (with `error`) if it cannot.
+  bool keep(std::string &error) {
+    if (stdoutFile) {
+      stdoutFile->keep();
+      return true;
+    }
+    stream->flush();
+    if (stream->has_error()) {
+      error = "cannot write '" + path + "': " + stream->error().message();
+      return false;
+    }
+    stream.reset();
+    llvm::Error e = temp->keep(path);
+    temp.reset();
+    if (e) {
+      error = "cannot write '" + path + "': " + llvm::toString(std::move(e));
+      return false;
+    }
+    return true;
+  }
+
+private:
+  OutputFile() = default;
+  std::string path;
+  std::unique_ptr<llvm::ToolOutputFile> stdoutFile;
+  std::optional<llvm::sys::fs::TempFile> temp;
+  std::optional<llvm::raw_fd_ostream> stream;
+};
+
 static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
   if (kind == dlc::EmitKind::MLIR || kind == dlc::EmitKind::Dispatches ||
       kind == dlc::EmitKind::PTX)
@@ -247,6 +314,15 @@ static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
                                                ? "o"
                                                : "dlcx");
   return std::string(path);
+}
+
+/// Keeps `output`: 0, or 1 after saying why it could not.
+static int kept(OutputFile &output) {
+  std::string error;
+  if (output.keep(error))
+    return 0;
+  llvm::errs() << "dlc-compile: error: " << error << "\n";
+  return 1;
 }
 
 int main(int argc, char **argv) {
@@ -381,8 +457,7 @@ int main(int argc, char **argv) {
                ? 1
                : 0;
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputPath, &error);
+  std::unique_ptr<OutputFile> output = OutputFile::open(outputPath, error);
   if (!output) {
     llvm::errs() << "dlc-compile: error: " << error << "\n";
     return 1;
@@ -390,14 +465,12 @@ int main(int argc, char **argv) {
   if (quantizing) {
     if (failed(runQuantizer(output->os())))
       return 1;
-    output->keep();
-    return 0;
+    return kept(*output);
   }
   if (!splitInputFile) {
     if (failed(dlc::compileONNXFile(context, inputFile, options, output->os())))
       return 1;
-    output->keep();
-    return 0;
+    return kept(*output);
   }
   // Each chunk is compiled on its own; a failing chunk does not stop the
   // others, but makes the exit status non-zero.
@@ -417,6 +490,6 @@ int main(int argc, char **argv) {
     if (i + 1 != chunks.size())
       output->os() << "// -----\n";
   }
-  output->keep();
-  return ok ? 0 : 1;
+  int status = kept(*output);
+  return ok ? status : 1;
 }
