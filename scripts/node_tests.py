@@ -68,7 +68,7 @@ FAMILIES = {
     "ort-contrib": """BiasGelu FastGelu QuickGelu SkipLayerNormalization
         QLinearAdd QLinearMul QLinearSigmoid QLinearLeakyRelu QLinearConcat
         QLinearGlobalAveragePool QLinearAveragePool QGemm
-        DynamicQuantizeLSTM MatMulNBits""",
+        DynamicQuantizeLSTM MatMulNBits GatherBlockQuantized""",
     "quantization": """QuantizeLinear DequantizeLinear QLinearConv
         QLinearMatMul MatMulInteger ConvInteger DynamicQuantizeLinear""",
 }

@@ -291,6 +291,34 @@ def weight_only_ops(out, rng):
               [node], [("A", F32)], [("Y", F32)],
               {"A": uniform(rng, lead + [k])}, domains=MS,
               initializers=inits)
+    # com.microsoft.GatherBlockQuantized: the quantizer's 4-bit embedding
+    # tables (uint4 with zero points, int4 without), gathered by indices
+    # with negative ones among them.
+    from onnxruntime.quantization import matmul_nbits_quantizer as mq
+    for sym in (False, True):
+        table = uniform(rng, [100, 96])
+        graph = helper.make_graph(
+            [helper.make_node("Gather", ["E", "ids"], ["Y"])], "g",
+            [helper.make_tensor_value_info("ids", TensorProto.INT64,
+                                           [2, 5])],
+            [helper.make_tensor_value_info("Y", F32, [2, 5, 96])],
+            [numpy_helper.from_array(table, "E")])
+        model = helper.make_model(graph, opset_imports=[
+            helper.make_opsetid("", 21)])
+        q = mq.MatMulNBitsQuantizer(model, algo_config=(
+            mq.DefaultWeightOnlyQuantConfig(
+                block_size=32, is_symmetric=sym,
+                op_types_to_quantize=("Gather",),
+                quant_axes=(("Gather", 1),))))
+        q.process()
+        (node,) = q.model.model.graph.node
+        write(out, "test_ms_gatherblockquantized_%s" % (
+            "int4_sym" if sym else "uint4_zp"), [node],
+              [("ids", TensorProto.INT64)], [("Y", F32)],
+              {"ids": np.array([[1, 5, 99, 0, 42], [-1, 3, 3, 7, -100]],
+                               np.int64)},
+              opset=21, domains=MS,
+              initializers=list(q.model.model.graph.initializer))
     # Hand-made: K = 40 in blocks of 16 (padded), packed zero points and a
     # bias; float zero points; g_idx = k / block_size.
     k, n, bs = 40, 24, 16

@@ -157,21 +157,6 @@ Value loopIndex(OpBuilder &b, Location loc, int64_t dim) {
   return linalg::IndexOp::create(b, loc, b.getIndexType(), dim);
 }
 
-/// Converts a gathered index to `index`, counts negative values from the end
-/// of a dim of size `dim`, and clamps the result into [0, dim - 1].
-Value wrapAndClamp(OpBuilder &b, Location loc, Value idx, int64_t dim) {
-  Value i = idx.getType().isIndex()
-                ? idx
-                : arith::IndexCastOp::create(b, loc, b.getIndexType(), idx)
-                      .getResult();
-  Value zero = indexConst(b, loc, 0);
-  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-  Value wrapped = arith::AddIOp::create(b, loc, i, indexConst(b, loc, dim));
-  i = arith::SelectOp::create(b, loc, neg, wrapped, i);
-  i = arith::MaxSIOp::create(b, loc, i, zero);
-  return arith::MinSIOp::create(b, loc, i, indexConst(b, loc, dim - 1));
-}
-
 /// Checks that input `i` holds integer indices (int32 or int64).
 LogicalResult requireIndices(NodeRewriter &rw, unsigned i) {
   Type t = rw.inputType(i).getElementType();

@@ -137,6 +137,11 @@ mlir::FailureOr<WindowParams> resolveWindow(NodeRewriter &rw,
 /// A type as text, for diagnostics.
 std::string typeName(mlir::Type t);
 
+/// Converts a gathered index to `index`, counts negative values from the end
+/// of a dim of size `dim`, and clamps the result into [0, dim - 1].
+mlir::Value wrapAndClamp(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value idx, int64_t dim);
+
 /// An operand of a linalg.generic and the map from the loops to its indices.
 struct GenericOperand {
   mlir::Value value;

@@ -344,8 +344,161 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   return rw.replace(reshapeTo(b, loc, acc, outShape));
 }
 
+/// The values of 4-bit constant `v` (one element each, as the importer
+/// keeps them), if it is one.
+std::optional<SmallVector<int64_t>> nibbleValues(Value v, bool isUnsigned) {
+  DenseElementsAttr attr = getDenseConstant(v);
+  if (!attr || !attr.getElementType().isInteger(4))
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const APInt &x : attr.getValues<APInt>())
+    out.push_back(isUnsigned ? static_cast<int64_t>(x.getZExtValue())
+                             : x.getSExtValue());
+  return out;
+}
+
+/// com.microsoft.GatherBlockQuantized, what ONNX Runtime's quantizer writes
+/// for a 4-bit embedding table: rows of constant int4/uint4 `data` [R, H]
+/// gathered by `indices` (gather_axis 0), each dequantized in blocks of
+/// `block_size` along H (quantize_axis, the last dim) with `scales` [R,
+/// H / block_size] and `zero_points` like them (4-bit; absent: 0 for int4,
+/// 8 for uint4). The table is packed two values a byte at compile time
+/// (4-bit constants do not cross kernel boundaries), and the kernel
+/// dequantizes only the rows it gathers.
+LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "data")) ||
+      failed(rw.requireInput(1, "indices")) ||
+      failed(rw.requireInput(2, "scales")))
+    return failure();
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type f32 = b.getF32Type();
+  RankedTensorType dataType = rw.inputType(0), idxType = rw.inputType(1),
+                   sType = rw.inputType(2);
+  int64_t gatherAxis = rw.getInt("gather_axis", 0);
+  int64_t bs = rw.getInt("block_size", 128), bits = rw.getInt("bits", 4);
+  if (dataType.getRank() != 2 || !dataType.getElementType().isInteger(4) ||
+      bits != 4)
+    return rw.unsupported("data other than a 2-D int4/uint4 table (" +
+                          typeName(dataType) + ", bits=" + Twine(bits) + ")");
+  FailureOr<int64_t> qAxis =
+      rw.normalizeAxis(rw.getInt("quantize_axis", 1), 2, "quantize_axis");
+  if (failed(qAxis))
+    return failure();
+  if (gatherAxis != 0 || *qAxis != 1)
+    return rw.unsupported("gather_axis " + Twine(gatherAxis) +
+                          " and quantize_axis " + Twine(*qAxis) +
+                          " (0 and 1 are)");
+  if (!isa<IntegerType>(idxType.getElementType()))
+    return rw.fail("indices must be int32 or int64, not " + typeName(idxType));
+  int64_t rows = dataType.getDimSize(0), h = dataType.getDimSize(1);
+  if (bs < 16 || (bs & (bs - 1)) != 0)
+    return rw.fail("block_size must be a power of 2 and at least 16, not " +
+                   Twine(bs));
+  int64_t blocks = (h + bs - 1) / bs;
+  if (sType.getElementType() != f32 ||
+      sType.getShape() != ArrayRef<int64_t>{rows, blocks})
+    return rw.fail("scales must be float32 [" + Twine(rows) + ", " +
+                   Twine(blocks) + "], not " + typeName(sType));
+  bool isUnsigned = rw.isUnsigned(0);
+  std::optional<SmallVector<int64_t>> data =
+      nibbleValues(rw.input(0), isUnsigned);
+  if (!data)
+    return rw.unsupported("data that is not a constant");
+  SmallVector<int64_t> zp(rows * blocks, isUnsigned ? 8 : 0);
+  if (rw.hasInput(3)) {
+    RankedTensorType zType = rw.inputType(3);
+    std::optional<SmallVector<int64_t>> z =
+        nibbleValues(rw.input(3), rw.isUnsigned(3));
+    if (!z || zType.getShape() != ArrayRef<int64_t>{rows, blocks} ||
+        rw.isUnsigned(3) != isUnsigned)
+      return rw.fail("zero_points must be a constant of data's type [" +
+                     Twine(rows) + ", " + Twine(blocks) + "], not " +
+                     typeName(zType));
+    zp = std::move(*z);
+  }
+  // Packed: [R, ceil(H / 2)] bytes, the even h in the low nibble; zero
+  // points one byte each.
+  int64_t cols = (h + 1) / 2;
+  SmallVector<int8_t> packed(rows * cols, 0), zeroBytes(rows * blocks);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < h; ++c)
+      packed[r * cols + c / 2] |=
+          static_cast<int8_t>(((*data)[r * h + c] & 15) << ((c % 2) * 4));
+  for (auto [i, z] : llvm::enumerate(zp))
+    zeroBytes[i] = static_cast<int8_t>(z);
+  auto i8 = b.getI8Type();
+  Value table = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({rows, cols}, i8),
+                             ArrayRef<int8_t>(packed)));
+  Value zeros = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({rows, blocks}, i8),
+                             ArrayRef<int8_t>(zeroBytes)));
+  Value scales = rw.input(2);
+  SmallVector<int64_t> shape(idxType.getShape());
+  shape.push_back(h);
+  int64_t q = idxType.getRank();
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t d = 0; d < q; ++d)
+    idxExprs.push_back(b.getAffineDimExpr(d));
+  SmallVector<utils::IteratorType> iterators(q + 1,
+                                             utils::IteratorType::parallel);
+  Value result = buildGeneric(
+      b, loc,
+      {{rw.input(1), AffineMap::get(q + 1, 0, idxExprs, b.getContext())}},
+      {{createEmpty(b, loc, shape, f32), b.getMultiDimIdentityMap(q + 1)}},
+      iterators, [&](OpBuilder &nb, Location nl, ValueRange args, ValueRange) {
+        Value row = wrapAndClamp(nb, nl, args[0], rows);
+        Value col = linalg::IndexOp::create(nb, nl, q);
+        auto index = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(nb, nl, v);
+        };
+        Value byte = tensor::ExtractOp::create(
+            nb, nl, table,
+            ValueRange{row, arith::DivUIOp::create(nb, nl, col, index(2))});
+        Value shift = arith::MulIOp::create(
+            nb, nl,
+            arith::IndexCastUIOp::create(
+                nb, nl, i8, arith::RemUIOp::create(nb, nl, col, index(2))),
+            arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(i8, 4)));
+        Value field = arith::AndIOp::create(
+            nb, nl, arith::ShRUIOp::create(nb, nl, byte, shift),
+            arith::ConstantOp::create(nb, nl, nb.getIntegerAttr(i8, 15)));
+        Value value;
+        if (isUnsigned) {
+          value = arith::UIToFPOp::create(nb, nl, f32, field);
+        } else {
+          // A signed nibble: its bit 3 is the sign (v - 16 when set).
+          Value wide = arith::ExtUIOp::create(nb, nl, nb.getI32Type(), field);
+          Value neg = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::uge, wide,
+              arith::ConstantOp::create(nb, nl, nb.getI32IntegerAttr(8)));
+          wide = arith::SelectOp::create(
+              nb, nl, neg,
+              arith::SubIOp::create(
+                  nb, nl, wide,
+                  arith::ConstantOp::create(nb, nl, nb.getI32IntegerAttr(16))),
+              wide);
+          value = arith::SIToFPOp::create(nb, nl, f32, wide);
+        }
+        Value block = arith::DivUIOp::create(nb, nl, col, index(bs));
+        Value z =
+            tensor::ExtractOp::create(nb, nl, zeros, ValueRange{row, block});
+        Value zf = isUnsigned ? Value(arith::UIToFPOp::create(nb, nl, f32, z))
+                              : Value(arith::SIToFPOp::create(nb, nl, f32, z));
+        Value s =
+            tensor::ExtractOp::create(nb, nl, scales, ValueRange{row, block});
+        return SmallVector<Value>{arith::MulFOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, value, zf), s)};
+      })[0];
+  return rw.replace(result);
+}
+
 } // namespace
 
 void dlc::populateWeightOnlyHandlers(HandlerRegistry &r) {
   r.add("MatMulNBits", {1}, convertMatMulNBits, kDomain);
+  r.add("GatherBlockQuantized", {1}, convertGatherBlockQuantized, kDomain);
 }
