@@ -91,7 +91,8 @@ namespace {
 /// A MatMul or Gemm whose weight becomes 4- or 8-bit.
 struct WeightLayer {
   int node = -1;
-  std::string name, opType, weight, bias, output;
+  /// For Gather, `weight` is the table and `input` the indices.
+  std::string name, opType, weight, input, bias, output;
   bool transposed = false; ///< the weight is [N, K] (Gemm transB)
   int64_t k = 0, n = 0;
 };
@@ -132,12 +133,23 @@ std::vector<WeightLayer> findWeightLayers(const onnx::ModelProto &model,
     layer.opType = node.op_type();
     layer.weight = node.input(1);
     layer.output = node.output(0);
-    const onnx::TensorProto *w = floatMatrix(layer.weight);
+    const onnx::TensorProto *w =
+        floatMatrix(node.op_type() == "Gather" ? node.input(0) : layer.weight);
     if (!w)
       continue;
     if (node.op_type() == "MatMul") {
       layer.k = w->dims(0);
       layer.n = w->dims(1);
+    } else if (node.op_type() == "Gather") {
+      // An embedding table [R, H], rows gathered (axis 0): blocks along
+      // each row, as GatherBlockQuantized takes them.
+      if (intAttr(node, "axis", 0) != 0)
+        continue;
+      layer.weight = node.input(0);
+      layer.input = node.input(1);
+      layer.transposed = true;
+      layer.k = w->dims(1);
+      layer.n = w->dims(0);
     } else if (node.op_type() == "Gemm") {
       if (intAttr(node, "transA", 0) != 0 ||
           floatAttr(node, "alpha", 1.0) != 1.0 ||
@@ -325,38 +337,63 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
              << l.weight << "' of node '" << l.name << "' " << error;
     PackedWeight packed = quantizeWeight(*w, l, options);
     int64_t blob = packed.blockSize * options.bits / 8;
+    bool gather = l.opType == "Gather";
+    // GatherBlockQuantized's rows are whole blocks (its data holds H
+    // values a row): a table whose rows end in a partial block stays float.
+    if (gather && l.k % packed.blockSize != 0)
+      continue;
     std::string prefix = l.weight + "_Q" + std::to_string(options.bits);
     std::string dataName = freshName(prefix, used);
     std::string scaleName = freshName(l.weight + "_scales", used);
-    *graph.add_initializer() = rawTensor(
-        dataName, onnx::TensorProto::UINT8, {l.n, packed.blocks, blob},
-        packed.data.data(), packed.data.size());
+    SmallVector<int64_t> dataDims = {l.n, packed.blocks, blob},
+                         scaleDims = {l.n * packed.blocks};
+    if (gather) {
+      dataDims = {l.n, packed.blocks * blob};
+      scaleDims = {l.n, packed.blocks};
+    }
     *graph.add_initializer() =
-        rawTensor(scaleName, onnx::TensorProto::FLOAT, {l.n * packed.blocks},
+        rawTensor(dataName, onnx::TensorProto::UINT8, dataDims,
+                  packed.data.data(), packed.data.size());
+    *graph.add_initializer() =
+        rawTensor(scaleName, onnx::TensorProto::FLOAT, scaleDims,
                   packed.scales.data(), packed.scales.size() * sizeof(float));
     std::string zpName;
     if (!packed.zeroPoints.empty()) {
       zpName = freshName(l.weight + "_zero_points", used);
+      SmallVector<int64_t> zpDims = {
+          static_cast<int64_t>(packed.zeroPoints.size())};
+      if (gather)
+        zpDims = {l.n, static_cast<int64_t>(packed.zeroPoints.size()) / l.n};
       *graph.add_initializer() =
-          rawTensor(zpName, onnx::TensorProto::UINT8,
-                    {static_cast<int64_t>(packed.zeroPoints.size())},
+          rawTensor(zpName, onnx::TensorProto::UINT8, zpDims,
                     packed.zeroPoints.data(), packed.zeroPoints.size());
     }
     onnx::NodeProto &node = *graph.mutable_node(l.node);
     std::string a = node.input(0);
     onnx::NodeProto replacement;
     replacement.set_name(node.name().empty() ? l.name + "_Q" : node.name());
-    replacement.set_op_type("MatMulNBits");
     replacement.set_domain("com.microsoft");
-    for (const std::string &in :
-         {a, dataName, scaleName, zpName, std::string(), l.bias})
-      replacement.add_input(in);
+    if (gather) {
+      replacement.set_op_type("GatherBlockQuantized");
+      for (const std::string &in : {dataName, l.input, scaleName, zpName})
+        replacement.add_input(in);
+    } else {
+      replacement.set_op_type("MatMulNBits");
+      for (const std::string &in :
+           {a, dataName, scaleName, zpName, std::string(), l.bias})
+        replacement.add_input(in);
+    }
     while (replacement.input_size() &&
            replacement.input(replacement.input_size() - 1).empty())
       replacement.mutable_input()->RemoveLast();
     replacement.add_output(l.output);
-    addIntAttr(replacement, "K", l.k);
-    addIntAttr(replacement, "N", l.n);
+    if (gather) {
+      addIntAttr(replacement, "gather_axis", 0);
+      addIntAttr(replacement, "quantize_axis", 1);
+    } else {
+      addIntAttr(replacement, "K", l.k);
+      addIntAttr(replacement, "N", l.n);
+    }
     addIntAttr(replacement, "bits", options.bits);
     addIntAttr(replacement, "block_size", packed.blockSize);
     node = std::move(replacement);

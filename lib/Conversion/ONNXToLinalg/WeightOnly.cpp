@@ -377,9 +377,14 @@ LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
                    sType = rw.inputType(2);
   int64_t gatherAxis = rw.getInt("gather_axis", 0);
   int64_t bs = rw.getInt("block_size", 128), bits = rw.getInt("bits", 4);
-  if (dataType.getRank() != 2 || !dataType.getElementType().isInteger(4) ||
-      bits != 4)
-    return rw.unsupported("data other than a 2-D int4/uint4 table (" +
+  // int4/uint4 values, or uint8 bytes holding two 4-bit values (bits 4,
+  // the even h in the low nibble) or one 8-bit value (bits 8).
+  bool nibbles = dataType.getElementType().isInteger(4);
+  bool bytes = dataType.getElementType().isInteger(8) && rw.isUnsigned(0) &&
+               (bits == 4 || bits == 8);
+  if (dataType.getRank() != 2 || (!nibbles && !bytes) || (nibbles && bits != 4))
+    return rw.unsupported("data other than a 2-D int4/uint4 table, or uint8 "
+                          "with bits 4 or 8 (" +
                           typeName(dataType) + ", bits=" + Twine(bits) + ")");
   FailureOr<int64_t> qAxis =
       rw.normalizeAxis(rw.getInt("quantize_axis", 1), 2, "quantize_axis");
@@ -391,7 +396,8 @@ LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
                           " (0 and 1 are)");
   if (!isa<IntegerType>(idxType.getElementType()))
     return rw.fail("indices must be int32 or int64, not " + typeName(idxType));
-  int64_t rows = dataType.getDimSize(0), h = dataType.getDimSize(1);
+  int64_t perByte = bytes && bits == 4 ? 2 : 1;
+  int64_t rows = dataType.getDimSize(0), h = dataType.getDimSize(1) * perByte;
   if (bs < 16 || (bs & (bs - 1)) != 0)
     return rw.fail("block_size must be a power of 2 and at least 16, not " +
                    Twine(bs));
@@ -401,37 +407,64 @@ LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
     return rw.fail("scales must be float32 [" + Twine(rows) + ", " +
                    Twine(blocks) + "], not " + typeName(sType));
   bool isUnsigned = rw.isUnsigned(0);
-  std::optional<SmallVector<int64_t>> data =
-      nibbleValues(rw.input(0), isUnsigned);
-  if (!data)
-    return rw.unsupported("data that is not a constant");
-  SmallVector<int64_t> zp(rows * blocks, isUnsigned ? 8 : 0);
+  auto i8 = b.getI8Type();
+  // The table as bytes the kernel reads: uint8 data as it is, 4-bit data
+  // packed two a byte at compile time ([R, ceil(H / 2)]).
+  int64_t cols = nibbles ? (h + 1) / 2 : dataType.getDimSize(1);
+  Value table = rw.input(0);
+  if (nibbles) {
+    std::optional<SmallVector<int64_t>> data =
+        nibbleValues(rw.input(0), isUnsigned);
+    if (!data)
+      return rw.unsupported("data that is not a constant");
+    SmallVector<int8_t> packed(rows * cols, 0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < h; ++c)
+        packed[r * cols + c / 2] |=
+            static_cast<int8_t>(((*data)[r * h + c] & 15) << ((c % 2) * 4));
+    table = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({rows, cols}, i8),
+                               ArrayRef<int8_t>(packed)));
+  }
+  // Zero points, one byte each; absent: 0 for int4, 8 for uint4 and 4-bit
+  // fields of bytes, 128 for 8-bit ones.
+  int64_t defaultZp = !isUnsigned ? 0 : bits == 8 ? 128 : 8;
+  SmallVector<int64_t> zp(rows * blocks, defaultZp);
   if (rw.hasInput(3)) {
     RankedTensorType zType = rw.inputType(3);
-    std::optional<SmallVector<int64_t>> z =
-        nibbleValues(rw.input(3), rw.isUnsigned(3));
-    if (!z || zType.getShape() != ArrayRef<int64_t>{rows, blocks} ||
-        rw.isUnsigned(3) != isUnsigned)
+    std::optional<SmallVector<int64_t>> z;
+    bool ok = false;
+    if (nibbles) {
+      z = nibbleValues(rw.input(3), rw.isUnsigned(3));
+      ok = z && zType.getShape() == ArrayRef<int64_t>{rows, blocks} &&
+           rw.isUnsigned(3) == isUnsigned;
+    } else if (DenseElementsAttr attr = getParameterConstant(rw.input(3));
+               attr && attr.getElementType().isInteger(8) && rw.isUnsigned(3)) {
+      // Bytes: 4-bit zero points packed two a byte along each row's blocks.
+      int64_t zCols = (blocks + perByte - 1) / perByte;
+      SmallVector<int64_t> raw;
+      for (const APInt &x : attr.getValues<APInt>())
+        raw.push_back(static_cast<int64_t>(x.getZExtValue()));
+      ok = zType.getNumElements() == rows * zCols;
+      if (ok) {
+        z.emplace(rows * blocks);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t k = 0; k < blocks; ++k)
+            (*z)[r * blocks + k] =
+                perByte == 2 ? (raw[r * zCols + k / 2] >> ((k % 2) * 4)) & 15
+                             : raw[r * zCols + k];
+      }
+    }
+    if (!ok)
       return rw.fail("zero_points must be a constant of data's type [" +
-                     Twine(rows) + ", " + Twine(blocks) + "], not " +
-                     typeName(zType));
+                     Twine(rows) + ", " + Twine(blocks) +
+                     "] (packed like data for uint8), not " + typeName(zType));
     zp = std::move(*z);
   }
-  // Packed: [R, ceil(H / 2)] bytes, the even h in the low nibble; zero
-  // points one byte each.
-  int64_t cols = (h + 1) / 2;
-  SmallVector<int8_t> packed(rows * cols, 0), zeroBytes(rows * blocks);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < h; ++c)
-      packed[r * cols + c / 2] |=
-          static_cast<int8_t>(((*data)[r * h + c] & 15) << ((c % 2) * 4));
+  SmallVector<int8_t> zeroBytes(rows * blocks);
   for (auto [i, z] : llvm::enumerate(zp))
     zeroBytes[i] = static_cast<int8_t>(z);
-  auto i8 = b.getI8Type();
-  Value table = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(RankedTensorType::get({rows, cols}, i8),
-                             ArrayRef<int8_t>(packed)));
   Value zeros = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(RankedTensorType::get({rows, blocks}, i8),
@@ -455,6 +488,21 @@ LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
         auto index = [&](int64_t v) -> Value {
           return arith::ConstantIndexOp::create(nb, nl, v);
         };
+        if (perByte == 1 && bytes) {
+          Value byte =
+              tensor::ExtractOp::create(nb, nl, table, ValueRange{row, col});
+          Value block = arith::DivUIOp::create(nb, nl, col, index(bs));
+          Value z =
+              tensor::ExtractOp::create(nb, nl, zeros, ValueRange{row, block});
+          Value s =
+              tensor::ExtractOp::create(nb, nl, scales, ValueRange{row, block});
+          return SmallVector<Value>{arith::MulFOp::create(
+              nb, nl,
+              arith::SubFOp::create(nb, nl,
+                                    arith::UIToFPOp::create(nb, nl, f32, byte),
+                                    arith::UIToFPOp::create(nb, nl, f32, z)),
+              s)};
+        }
         Value byte = tensor::ExtractOp::create(
             nb, nl, table,
             ValueRange{row, arith::DivUIOp::create(nb, nl, col, index(2))});

@@ -1,9 +1,9 @@
 // RUN: dlc-opt %s --split-input-file --verify-diagnostics --dlc-convert-onnx-to-linalg
 
 // com.microsoft.GatherBlockQuantized: every diagnostic.
-func.func @not_int4(%i: tensor<2xi64>, %d: tensor<4x32xui8>, %s: tensor<4x2xf32>) -> tensor<2x32xf32> {
-  // expected-error @+1 {{node '<unnamed>' (com.microsoft.GatherBlockQuantized, opset 1): not supported: data other than a 2-D int4/uint4 table (tensor<4x32xi8>, bits=4)}}
-  %y = onnx.node "GatherBlockQuantized" (%d, %i, %s) {attrs = {block_size = 16 : i64}, domain = "com.microsoft", version = 1 : i64} : (tensor<4x32xui8>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<2x32xf32>
+func.func @not_int4(%i: tensor<2xi64>, %d: tensor<4x32xi8>, %s: tensor<4x2xf32>) -> tensor<2x32xf32> {
+  // expected-error @+1 {{node '<unnamed>' (com.microsoft.GatherBlockQuantized, opset 1): not supported: data other than a 2-D int4/uint4 table, or uint8 with bits 4 or 8 (tensor<4x32xi8>, bits=4)}}
+  %y = onnx.node "GatherBlockQuantized" (%d, %i, %s) {attrs = {block_size = 16 : i64}, domain = "com.microsoft", version = 1 : i64} : (tensor<4x32xi8>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<2x32xf32>
   return %y : tensor<2x32xf32>
 }
 
@@ -56,7 +56,7 @@ func.func @not_constant(%i: tensor<2xi64>, %d: tensor<4x32xui4>, %s: tensor<4x2x
 func.func @zero_points(%i: tensor<2xi64>, %s: tensor<4x2xf32>) -> tensor<2x32xf32> {
   %d = arith.constant dense<1> : tensor<4x32xui4>
   %z = arith.constant dense<1> : tensor<4x2xi4>
-  // expected-error @+1 {{zero_points must be a constant of data's type [4, 2], not tensor<4x2xi4>}}
+  // expected-error @+1 {{zero_points must be a constant of data's type [4, 2] (packed like data for uint8), not tensor<4x2xi4>}}
   %y = onnx.node "GatherBlockQuantized" (%d, %i, %s, %z) {attrs = {block_size = 16 : i64}, domain = "com.microsoft", version = 1 : i64} : (tensor<4x32xui4>, tensor<2xi64>, tensor<4x2xf32>, tensor<4x2xi4>) -> tensor<2x32xf32>
   return %y : tensor<2x32xf32>
 }

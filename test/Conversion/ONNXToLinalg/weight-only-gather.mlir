@@ -39,3 +39,21 @@ func.func @int4(%i: tensor<3xi32>) -> tensor<3x16xf32> {
   %y = onnx.node "GatherBlockQuantized" (%d, %i, %s) {attrs = {block_size = 16 : i64}, domain = "com.microsoft", version = 1 : i64} : (tensor<2x16xi4>, tensor<3xi32>, tensor<2x1xf32>) -> tensor<3x16xf32>
   return %y : tensor<3x16xf32>
 }
+
+// -----
+
+// uint8 data holding two 4-bit values a byte (bits 4, what dlc-compile
+// --weights writes): read as it is, the logical row twice its bytes; zero
+// points packed the same way along the blocks, unpacked at compile time
+// (0x21: 1 and 2).
+// CHECK-LABEL: func.func @uint8_packed
+// CHECK: %[[Z:.*]] = arith.constant dense<{{\[\[}}1, 2], [1, 2]]> : tensor<2x2xi8>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x32xf32>)
+// CHECK: tensor.extract %arg1
+// CHECK: arith.shrui
+func.func @uint8_packed(%i: tensor<1xi64>, %d: tensor<2x16xui8>) -> tensor<1x32xf32> {
+  %s = arith.constant dense<0.5> : tensor<2x2xf32>
+  %z = arith.constant dense<33> : tensor<2x1xui8>
+  %y = onnx.node "GatherBlockQuantized" (%d, %i, %s, %z) {attrs = {block_size = 16 : i64, bits = 4 : i64}, domain = "com.microsoft", version = 1 : i64} : (tensor<2x16xui8>, tensor<1xi64>, tensor<2x2xf32>, tensor<2x1xui8>) -> tensor<1x32xf32>
+  return %y : tensor<1x32xf32>
+}
