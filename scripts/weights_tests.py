@@ -137,6 +137,20 @@ def run(cmd):
     return p
 
 
+def run_artifact(args, artifact, feed, d):
+    """dlc-run's outputs of `artifact` on `feed`, by name (files in `d`)."""
+    os.makedirs(d, exist_ok=True)
+    cmd = [args.dlc_run, artifact, "--output-dir", d]
+    for k, v in feed.items():
+        path = os.path.join(d, "in_" + k + ".npy")
+        np.save(path, v)
+        cmd += ["--input", "%s=%s" % (k, path)]
+    run(cmd)
+    return {name[:-4]: np.load(os.path.join(d, name))
+            for name in os.listdir(d)
+            if name.endswith(".npy") and not name.startswith("in_")}
+
+
 def ort_quantizer_weights(model, config):
     from onnxruntime.quantization import matmul_nbits_quantizer as mq
     q = mq.MatMulNBitsQuantizer(
@@ -234,17 +248,10 @@ def check(name, model, args, work, specs=None):
             if target.startswith("cuda"):
                 continue
             for e, (feed, ref) in enumerate(zip(evals, refs)):
-                d = os.path.join(work, "io%d" % e)
-                os.makedirs(d, exist_ok=True)
-                cmd = [args.dlc_run, art, "--output-dir", d]
-                for k, v in feed.items():
-                    np.save(os.path.join(d, "in_" + k + ".npy"), v)
-                    cmd += ["--input", "%s=%s" % (k, os.path.join(
-                        d, "in_" + k + ".npy"))]
-                run(cmd)
+                got = run_artifact(args, art, feed,
+                                   os.path.join(work, "io%d" % e))
                 for i, o in enumerate(out_names):
-                    got = np.load(os.path.join(d, o + ".npy"))
-                    err = rel_rms(got, ref[i])
+                    err = rel_rms(got[o], ref[i])
                     if err > 1e-5:
                         fail("%s on %s: output %s differs from ONNX Runtime "
                              "running dlc's MatMulNBits model (relative RMS "
@@ -293,17 +300,10 @@ def check_qdq_format(name, model, args, work):
                 continue
             for e, feed in enumerate(evals):
                 ref = sess.run(None, feed)
-                d = os.path.join(work, "qio%d" % e)
-                os.makedirs(d, exist_ok=True)
-                cmd = [args.dlc_run, art, "--output-dir", d]
-                for k, v in feed.items():
-                    np.save(os.path.join(d, "in_" + k + ".npy"), v)
-                    cmd += ["--input", "%s=%s" % (k, os.path.join(
-                        d, "in_" + k + ".npy"))]
-                run(cmd)
+                got = run_artifact(args, art, feed,
+                                   os.path.join(work, "qio%d" % e))
                 for i, o in enumerate(out_names):
-                    err = rel_rms(np.load(os.path.join(d, o + ".npy")),
-                                  ref[i])
+                    err = rel_rms(got[o], ref[i])
                     if err > 1e-5:
                         fail("%s on %s: output %s differs from ONNX Runtime "
                              "(relative RMS %.3g)" % (tag, target, o, err))
