@@ -290,11 +290,13 @@ LogicalResult dlc::writeReport(Location loc, llvm::StringRef path,
   return success();
 }
 
-LogicalResult dlc::emitQuantizedModel(MLIRContext &context,
-                                      onnx::ModelProto &model,
-                                      llvm::StringRef path,
-                                      const CompileOptions &compileOptions,
-                                      llvm::raw_ostream &output) {
+LogicalResult dlc::quantizeAndEmit(
+    MLIRContext &context, llvm::StringRef path,
+    const CompileOptions &compileOptions, llvm::raw_ostream &output,
+    llvm::function_ref<LogicalResult(onnx::ModelProto &)> quantize) {
+  onnx::ModelProto model;
+  if (failed(readONNXFile(context, path, model)) || failed(quantize(model)))
+    return failure();
   if (compileOptions.emit != EmitKind::QDQONNX)
     return compileONNXModel(context, model, path, compileOptions, output);
   std::string bytes;

@@ -144,14 +144,13 @@ std::vector<std::string> sampleInputs(const ::onnx::ModelProto &model,
 mlir::LogicalResult writeReport(mlir::Location loc, llvm::StringRef path,
                                 llvm::json::Object report);
 
-/// What a quantizer's dlc-compile run ends with: the quantized `model`
-/// compiled as `compileOptions` ask, or with EmitKind::QDQONNX the model
-/// itself, to `output`.
-mlir::LogicalResult emitQuantizedModel(mlir::MLIRContext &context,
-                                       ::onnx::ModelProto &model,
-                                       llvm::StringRef path,
-                                       const CompileOptions &compileOptions,
-                                       llvm::raw_ostream &output);
+/// A quantizer's dlc-compile run: reads the model at `path`, rewrites it
+/// with `quantize`, and writes it compiled as `compileOptions` ask, or with
+/// EmitKind::QDQONNX the model itself, to `output`.
+mlir::LogicalResult quantizeAndEmit(
+    mlir::MLIRContext &context, llvm::StringRef path,
+    const CompileOptions &compileOptions, llvm::raw_ostream &output,
+    llvm::function_ref<mlir::LogicalResult(::onnx::ModelProto &)> quantize);
 
 /// Index of every output of `host` by name.
 llvm::StringMap<size_t> outputIndex(const HostModel &host);

@@ -397,10 +397,9 @@ LogicalResult dlc::quantizeONNXFile(MLIRContext &context, llvm::StringRef path,
                                     const CompileOptions &compileOptions,
                                     const QuantizeOptions &options,
                                     llvm::raw_ostream &output) {
-  onnx::ModelProto model;
-  if (failed(readONNXFile(context, path, model)) ||
-      failed(quantizeModel(context, model, path, compileOptions.importOptions,
-                           options)))
-    return failure();
-  return emitQuantizedModel(context, model, path, compileOptions, output);
+  return quantizeAndEmit(
+      context, path, compileOptions, output, [&](onnx::ModelProto &model) {
+        return quantizeModel(context, model, path, compileOptions.importOptions,
+                             options);
+      });
 }

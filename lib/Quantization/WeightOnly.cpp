@@ -131,10 +131,10 @@ std::vector<WeightLayer> findWeightLayers(const onnx::ModelProto &model,
     layer.node = static_cast<int>(i);
     layer.name = name;
     layer.opType = node.op_type();
-    layer.weight = node.input(1);
+    bool gather = node.op_type() == "Gather";
+    layer.weight = node.input(gather ? 0 : 1);
     layer.output = node.output(0);
-    const onnx::TensorProto *w =
-        floatMatrix(node.op_type() == "Gather" ? node.input(0) : layer.weight);
+    const onnx::TensorProto *w = floatMatrix(layer.weight);
     if (!w)
       continue;
     if (node.op_type() == "MatMul") {
@@ -145,7 +145,6 @@ std::vector<WeightLayer> findWeightLayers(const onnx::ModelProto &model,
       // each row, as GatherBlockQuantized takes them.
       if (intAttr(node, "axis", 0) != 0)
         continue;
-      layer.weight = node.input(0);
       layer.input = node.input(1);
       layer.transposed = true;
       layer.k = w->dims(1);
@@ -523,10 +522,9 @@ LogicalResult dlc::quantizeWeightsONNXFile(MLIRContext &context,
                                            const CompileOptions &compileOptions,
                                            const WeightOnlyOptions &options,
                                            llvm::raw_ostream &output) {
-  onnx::ModelProto model;
-  if (failed(readONNXFile(context, path, model)) ||
-      failed(quantizeWeights(context, model, path, compileOptions.importOptions,
-                             options)))
-    return failure();
-  return emitQuantizedModel(context, model, path, compileOptions, output);
+  return quantizeAndEmit(
+      context, path, compileOptions, output, [&](onnx::ModelProto &model) {
+        return quantizeWeights(context, model, path,
+                               compileOptions.importOptions, options);
+      });
 }

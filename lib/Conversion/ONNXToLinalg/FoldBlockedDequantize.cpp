@@ -14,7 +14,8 @@
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/ONNX/IR/ONNX.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
+#include "Utils.h"
+
 #include "mlir/IR/Matchers.h"
 
 #include <cstring>
@@ -29,54 +30,17 @@ using namespace dlc;
 
 namespace {
 
-/// The raw bytes of resource constant `attr`, when they hold its elements
-/// (one or four bytes each, as `width` says).
-std::optional<ArrayRef<char>> resourceBytes(ElementsAttr attr, int64_t width) {
-  auto res = dyn_cast<DenseResourceElementsAttr>(attr);
-  if (!res)
-    return std::nullopt;
-  ArrayRef<char> data = res.getData();
-  if (static_cast<int64_t>(data.size()) != attr.getNumElements() * width)
-    return std::nullopt;
-  return data;
-}
-
-/// The values of integer constant `v` (inline, or a resource of bytes), if
-/// it is one.
-std::optional<SmallVector<int64_t>> integerValues(Value v, bool isUnsigned) {
-  ElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)))
-    return std::nullopt;
-  auto elem = dyn_cast<IntegerType>(attr.getElementType());
-  if (!elem)
-    return std::nullopt;
-  SmallVector<int64_t> out;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    for (const APInt &x : dense.getValues<APInt>())
-      out.push_back(isUnsigned ? static_cast<int64_t>(x.getZExtValue())
-                               : x.getSExtValue());
-    return out;
-  }
-  std::optional<ArrayRef<char>> bytes = resourceBytes(attr, 1);
-  if (!bytes || elem.getWidth() != 8)
-    return std::nullopt;
-  for (char c : *bytes)
-    out.push_back(isUnsigned ? static_cast<int64_t>(static_cast<uint8_t>(c))
-                             : static_cast<int64_t>(static_cast<int8_t>(c)));
-  return out;
-}
-
+/// The float32 values of constant `v` (inline or a resource), if it is
+/// one.
 std::optional<SmallVector<float>> floatValues(Value v) {
-  ElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) ||
-      !attr.getElementType().isF32())
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
     return std::nullopt;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
-    return SmallVector<float>(dense.getValues<float>());
-  std::optional<ArrayRef<char>> bytes = resourceBytes(attr, 4);
+  std::optional<std::vector<char>> bytes =
+      constantBytes(v, type.getNumElements(), 4);
   if (!bytes)
     return std::nullopt;
-  SmallVector<float> out(attr.getNumElements());
+  SmallVector<float> out(type.getNumElements());
   std::memcpy(out.data(), bytes->data(), bytes->size());
   return out;
 }

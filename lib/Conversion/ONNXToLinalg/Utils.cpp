@@ -664,3 +664,58 @@ Value dlc::wrapAndClamp(OpBuilder &b, Location loc, Value idx, int64_t dim) {
   i = arith::MaxSIOp::create(b, loc, i, zero);
   return arith::MinSIOp::create(b, loc, i, index(dim - 1));
 }
+
+std::optional<std::vector<char>> dlc::constantBytes(Value v, int64_t count,
+                                                    int64_t width) {
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  auto type = cast<ShapedType>(attr.getType());
+  if (type.getNumElements() != count ||
+      type.getElementTypeBitWidth() != width * 8)
+    return std::nullopt;
+  ArrayRef<char> data;
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
+    data = res.getData();
+  else if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    data = dense.getRawData();
+  else
+    return std::nullopt;
+  if (static_cast<int64_t>(data.size()) == count * width)
+    return std::vector<char>(data.begin(), data.end());
+  // A splat holds one element.
+  if (static_cast<int64_t>(data.size()) != width)
+    return std::nullopt;
+  std::vector<char> out;
+  out.reserve(count * width);
+  for (int64_t i = 0; i < count; ++i)
+    out.insert(out.end(), data.begin(), data.end());
+  return out;
+}
+
+std::optional<SmallVector<int64_t>> dlc::integerValues(Value v,
+                                                       bool isUnsigned) {
+  ElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  auto elem = dyn_cast<IntegerType>(attr.getElementType());
+  if (!elem)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    for (const APInt &x : dense.getValues<APInt>())
+      out.push_back(isUnsigned ? static_cast<int64_t>(x.getZExtValue())
+                               : x.getSExtValue());
+    return out;
+  }
+  if (elem.getWidth() != 8)
+    return std::nullopt;
+  std::optional<std::vector<char>> bytes =
+      constantBytes(v, attr.getNumElements(), 1);
+  if (!bytes)
+    return std::nullopt;
+  for (char c : *bytes)
+    out.push_back(isUnsigned ? static_cast<int64_t>(static_cast<uint8_t>(c))
+                             : static_cast<int64_t>(static_cast<int8_t>(c)));
+  return out;
+}

@@ -137,6 +137,18 @@ mlir::FailureOr<WindowParams> resolveWindow(NodeRewriter &rw,
 /// A type as text, for diagnostics.
 std::string typeName(mlir::Type t);
 
+/// The bytes of constant `v` (inline or a resource; a splat expanded),
+/// `count` elements of `width` bytes in row-major order, or nothing when
+/// `v` is no constant of that size.
+std::optional<std::vector<char>> constantBytes(mlir::Value v, int64_t count,
+                                               int64_t width);
+
+/// The values of integer constant `v`, zero- or sign-extended as
+/// `isUnsigned` says (inline of any width; resources of bytes), if it is
+/// one.
+std::optional<llvm::SmallVector<int64_t>> integerValues(mlir::Value v,
+                                                        bool isUnsigned);
+
 /// Converts a gathered index to `index`, counts negative values from the end
 /// of a dim of size `dim`, and clamps the result into [0, dim - 1].
 mlir::Value wrapAndClamp(mlir::OpBuilder &b, mlir::Location loc,

@@ -63,36 +63,6 @@ Value unpackField(OpBuilder &b, Location loc, Value byte, Value index,
   return arith::UIToFPOp::create(b, loc, f32, field);
 }
 
-/// The bytes of constant `v`, `count` elements of `width` bytes in
-/// row-major order, or nothing when `v` is no constant of that size.
-std::optional<std::vector<char>> constantBytes(Value v, int64_t count,
-                                               int64_t width) {
-  ElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)))
-    return std::nullopt;
-  auto type = cast<ShapedType>(attr.getType());
-  if (type.getNumElements() != count ||
-      type.getElementTypeBitWidth() != width * 8)
-    return std::nullopt;
-  ArrayRef<char> data;
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
-    data = res.getData();
-  else if (auto dense = dyn_cast<DenseElementsAttr>(attr))
-    data = dense.getRawData();
-  else
-    return std::nullopt;
-  if (static_cast<int64_t>(data.size()) == count * width)
-    return std::vector<char>(data.begin(), data.end());
-  // A splat holds one element.
-  if (static_cast<int64_t>(data.size()) != width)
-    return std::nullopt;
-  std::vector<char> out;
-  out.reserve(count * width);
-  for (int64_t i = 0; i < count; ++i)
-    out.insert(out.end(), data.begin(), data.end());
-  return out;
-}
-
 /// A constant of `type` holding `bytes`, as a resource blob named after
 /// `name` (weights stay out of the IR's text).
 Value resourceConstant(OpBuilder &b, Location loc, RankedTensorType type,
@@ -344,19 +314,6 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   return rw.replace(reshapeTo(b, loc, acc, outShape));
 }
 
-/// The values of 4-bit constant `v` (one element each, as the importer
-/// keeps them), if it is one.
-std::optional<SmallVector<int64_t>> nibbleValues(Value v, bool isUnsigned) {
-  DenseElementsAttr attr = getDenseConstant(v);
-  if (!attr || !attr.getElementType().isInteger(4))
-    return std::nullopt;
-  SmallVector<int64_t> out;
-  for (const APInt &x : attr.getValues<APInt>())
-    out.push_back(isUnsigned ? static_cast<int64_t>(x.getZExtValue())
-                             : x.getSExtValue());
-  return out;
-}
-
 /// com.microsoft.GatherBlockQuantized, what ONNX Runtime's quantizer writes
 /// for a 4-bit embedding table: rows of constant int4/uint4 `data` [R, H]
 /// gathered by `indices` (gather_axis 0), each dequantized in blocks of
@@ -414,7 +371,7 @@ LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
   Value table = rw.input(0);
   if (nibbles) {
     std::optional<SmallVector<int64_t>> data =
-        nibbleValues(rw.input(0), isUnsigned);
+        integerValues(rw.input(0), isUnsigned);
     if (!data)
       return rw.unsupported("data that is not a constant");
     SmallVector<int8_t> packed(rows * cols, 0);
@@ -436,8 +393,9 @@ LogicalResult convertGatherBlockQuantized(NodeRewriter &rw) {
     std::optional<SmallVector<int64_t>> z;
     bool ok = false;
     if (nibbles) {
-      z = nibbleValues(rw.input(3), rw.isUnsigned(3));
-      ok = z && zType.getShape() == ArrayRef<int64_t>{rows, blocks} &&
+      z = integerValues(rw.input(3), rw.isUnsigned(3));
+      ok = z && zType.getElementType().isInteger(4) &&
+           zType.getShape() == ArrayRef<int64_t>{rows, blocks} &&
            rw.isUnsigned(3) == isUnsigned;
     } else if (DenseElementsAttr attr = getParameterConstant(rw.input(3));
                attr && attr.getElementType().isInteger(8) && rw.isUnsigned(3)) {
