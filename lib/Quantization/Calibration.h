@@ -152,6 +152,18 @@ mlir::LogicalResult quantizeAndEmit(
     const CompileOptions &compileOptions, llvm::raw_ostream &output,
     llvm::function_ref<mlir::LogicalResult(::onnx::ModelProto &)> quantize);
 
+/// A report's entry for graph output `name`: its error against float.
+inline llvm::json::Object outputErrorJSON(llvm::StringRef name,
+                                          const ErrorStats &e) {
+  return llvm::json::Object{
+      {"name", name.str()},
+      {"sqnr_db", jsonNumber(e.sqnr())},
+      {"cosine", jsonNumber(e.cosine())},
+      {"relative_rms_error", jsonNumber(e.relativeRMS())},
+      {"max_abs_error", jsonNumber(e.maxAbs)},
+  };
+}
+
 /// Index of every output of `host` by name.
 llvm::StringMap<size_t> outputIndex(const HostModel &host);
 

@@ -247,13 +247,7 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
   llvm::json::Array outputArray;
   for (auto [i, name] : llvm::enumerate(eval.graphOutputs)) {
     const ErrorStats &e = eval.graphOutputErrors[i];
-    outputArray.push_back(llvm::json::Object{
-        {"name", name},
-        {"sqnr_db", jsonNumber(e.sqnr())},
-        {"cosine", jsonNumber(e.cosine())},
-        {"relative_rms_error", jsonNumber(e.relativeRMS())},
-        {"max_abs_error", jsonNumber(e.maxAbs)},
-    });
+    outputArray.push_back(outputErrorJSON(name, e));
   }
   llvm::json::Array kept;
   for (const std::string &name : keptFloat)

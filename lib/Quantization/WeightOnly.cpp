@@ -492,13 +492,7 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
   for (auto [i, name] : llvm::enumerate(graphOutputs)) {
     const ErrorStats &e = graphErrors[i];
     endToEnd = std::max(endToEnd, e.relativeRMS());
-    outputArray.push_back(llvm::json::Object{
-        {"name", name},
-        {"sqnr_db", jsonNumber(e.sqnr())},
-        {"cosine", jsonNumber(e.cosine())},
-        {"relative_rms_error", jsonNumber(e.relativeRMS())},
-        {"max_abs_error", jsonNumber(e.maxAbs)},
-    });
+    outputArray.push_back(outputErrorJSON(name, e));
   }
   llvm::json::Object report{
       {"model", modelName.str()},
