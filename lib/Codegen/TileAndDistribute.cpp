@@ -1,5 +1,7 @@
 //===- TileAndDistribute.cpp - the dlc-tile-and-distribute pass -----------===//
 
+#include "KernelAnalysis.h"
+
 #include "dlc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -23,18 +25,12 @@ namespace dlc {
 } // namespace dlc
 
 using namespace mlir;
+using dlc::codegen::ChannelLoop;
+using dlc::codegen::channelsLastLoop;
+using dlc::codegen::loopRanges;
+using dlc::codegen::resultOp;
 
 namespace {
-
-/// The op's loop extents from its operands' shapes, or nothing when they
-/// do not determine them (no operand indexes some loop with a plain dim:
-/// a generic that gathers through tensor.extract), where
-/// getStaticLoopRanges would dereference a null map.
-std::optional<SmallVector<int64_t>> loopRanges(linalg::LinalgOp op) {
-  if (!op.getShapesToLoopsMap())
-    return std::nullopt;
-  return op.getStaticLoopRanges();
-}
 
 /// The largest divisor of `n` that is at most `limit` (at least 1).
 int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
@@ -229,74 +225,6 @@ int64_t kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
         work = std::max(work, type.getNumElements());
   });
   return work;
-}
-
-/// The root loop that walks the output channels of a channels-last
-/// convolution in the kernel (dlc-conv-channels-last), and the size of its
-/// channel blocks: the convolution's innermost output dim indexes its
-/// filter, not its input, and the root reads that dim of the convolution's
-/// result as `channel` or `channel mod block`.
-struct ChannelLoop {
-  unsigned loop;
-  int64_t block;
-  Value result; ///< the convolution's, which the root reads
-};
-std::optional<ChannelLoop> channelsLastLoop(func::FuncOp kernel,
-                                            linalg::LinalgOp root) {
-  std::optional<ChannelLoop> found;
-  kernel.walk([&](linalg::GenericOp conv) {
-    if (conv.getNumDpsInputs() != 2 || conv.getNumDpsInits() != 1 ||
-        conv.getNumReductionLoops() == 0)
-      return;
-    AffineMap out = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
-    AffineMap in = conv.getMatchingIndexingMap(conv.getDpsInputOperand(0));
-    AffineMap filter = conv.getMatchingIndexingMap(conv.getDpsInputOperand(1));
-    if (out.getNumResults() == 0 || filter.getNumResults() == 0)
-      return;
-    auto channel = dyn_cast<AffineDimExpr>(out.getResults().back());
-    // The filter's innermost dim, or the one before it when the innermost
-    // is a reduction that is the input's innermost too (4 input channels
-    // adjacent for dot products, dlc-cpu-int8-conv).
-    // Such a product of a matrix with a constant one (dlc-cpu-int8-conv's
-    // integer matrix products) is split the same way.
-    AffineExpr filterChannel = filter.getResults().back();
-    bool dotLayout =
-        filter.getNumResults() >= 2 && in.getNumResults() >= 1 &&
-        filterChannel == in.getResults().back() &&
-        isa<AffineDimExpr>(filterChannel) &&
-        conv.getIteratorTypesArray()[cast<AffineDimExpr>(filterChannel)
-                                         .getPosition()] ==
-            utils::IteratorType::reduction;
-    if (dotLayout)
-      filterChannel = filter.getResult(filter.getNumResults() - 2);
-    if (!dotLayout && !linalg::isaConvolutionOpInterface(conv))
-      return;
-    if (!channel || filterChannel != channel ||
-        llvm::any_of(in.getResults(), [&](AffineExpr e) {
-          return e.isFunctionOfDim(channel.getPosition());
-        }))
-      return;
-    std::optional<SmallVector<int64_t>> ranges = loopRanges(conv);
-    if (!ranges)
-      return;
-    int64_t block = (*ranges)[channel.getPosition()];
-    if (conv.getOperation() == root.getOperation()) {
-      found = ChannelLoop{channel.getPosition(), block, Value()};
-      return;
-    }
-    unsigned last = out.getNumResults() - 1;
-    for (OpOperand *operand : root.getDpsInputOperands()) {
-      if (operand->get() != conv->getResult(0))
-        continue;
-      AffineExpr e = root.getMatchingIndexingMap(operand).getResult(last);
-      if (auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-          bin && bin.getKind() == AffineExprKind::Mod)
-        e = bin.getLHS();
-      if (auto dim = dyn_cast<AffineDimExpr>(e))
-        found = ChannelLoop{dim.getPosition(), block, conv->getResult(0)};
-    }
-  });
-  return found;
 }
 
 /// CPUs: split outer parallel loops until there are about `target`
@@ -630,357 +558,14 @@ FailureOr<Operation *> tileAndFuse(IRRewriter &rewriter, TilingInterface op,
   return result->tiledAndFusedOps.front();
 }
 
-/// Whether tiling computes `map`'s operand slices wrongly: tiling offsets
-/// an operand by the map of the tile's first index and keeps the map for
-/// the tile, which is only right when map(a + b) = map(a) + map(b) -
-/// map(0). Divisions (nearest upsampling) and negative strides (reversed
-/// slices) break that.
-bool tilesWrongly(AffineMap map) {
-  bool wrong = false;
-  for (AffineExpr e : map.getResults())
-    e.walk([&](AffineExpr sub) {
-      switch (sub.getKind()) {
-      case AffineExprKind::FloorDiv:
-      case AffineExprKind::CeilDiv:
-      case AffineExprKind::Mod:
-        wrong = true;
-        break;
-      case AffineExprKind::Mul:
-        if (auto c = dyn_cast<AffineConstantExpr>(
-                cast<AffineBinaryOpExpr>(sub).getRHS()))
-          wrong |= c.getValue() < 0;
-        break;
-      default:
-        break;
-      }
-    });
-  return wrong;
-}
-
-/// Turns the inputs of `op` that tilesWrongly into gathers: the body reads
-/// them with tensor.extract at the map applied to the loop indices, which
-/// tiling keeps absolute. `keep` is not gathered: a channels-last
-/// convolution's result, read as (c floordiv B, c mod B), tiles right in
-/// tiles of whole blocks, which the CPU plan keeps to.
-void inputsToGathers(IRRewriter &rewriter, linalg::GenericOp op, Value keep) {
-  SmallVector<unsigned> gathered;
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (isa<RankedTensorType>(input->get().getType()) &&
-        (!keep || input->get() != keep) &&
-        tilesWrongly(op.getMatchingIndexingMap(input)))
-      gathered.push_back(input->getOperandNumber());
-  if (gathered.empty())
-    return;
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (!llvm::is_contained(gathered, input->getOperandNumber())) {
-      inputs.push_back(input->get());
-      maps.push_back(op.getMatchingIndexingMap(input));
-    }
-  for (OpOperand &init : op.getDpsInitsMutable())
-    maps.push_back(op.getMatchingIndexingMap(&init));
-  rewriter.setInsertionPoint(op);
-  Location loc = op.getLoc();
-  auto generic = linalg::GenericOp::create(rewriter, loc, op->getResultTypes(),
-                                           inputs, op.getDpsInits(), maps,
-                                           op.getIteratorTypesArray());
-  rewriter.inlineRegionBefore(op.getRegion(), generic.getRegion(),
-                              generic.getRegion().end());
-  Block &body = generic.getRegion().front();
-  rewriter.setInsertionPointToStart(&body);
-  unsigned numLoops = op.getNumLoops();
-  SmallVector<Value> indices;
-  for (unsigned d = 0; d < numLoops; ++d)
-    indices.push_back(linalg::IndexOp::create(rewriter, loc, d));
-  for (unsigned n : llvm::reverse(gathered)) {
-    OpOperand &operand = op->getOpOperand(n);
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    SmallVector<Value> at;
-    for (AffineExpr e : map.getResults())
-      at.push_back(affine::AffineApplyOp::create(
-          rewriter, loc, AffineMap::get(numLoops, 0, e), indices));
-    Value v = tensor::ExtractOp::create(rewriter, loc, operand.get(), at);
-    body.getArgument(n).replaceAllUsesWith(v);
-    body.eraseArgument(n);
-  }
-  rewriter.replaceOp(op, generic->getResults());
-}
-
-/// An elementwise linalg.generic over `type`'s shape, reading `inputs`
-/// (identity maps) and whatever `body` extracts at linalg.index: the form
-/// every gather below takes.
-Value createGather(
-    IRRewriter &rewriter, Location loc, RankedTensorType type,
-    ValueRange inputs,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
-  int64_t rank = type.getRank();
-  SmallVector<AffineMap> maps(inputs.size() + 1,
-                              rewriter.getMultiDimIdentityMap(rank));
-  auto generic = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{type}, inputs, ValueRange{empty}, maps,
-      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        linalg::YieldOp::create(b, l, body(b, l, args));
-      });
-  return generic.getResult(0);
-}
-
-/// Rewrites a tensor.pad as an elementwise gather: each output element
-/// reads the source at its index minus the low padding when that is in
-/// bounds and takes the padding value otherwise. Tiling a tensor.pad
-/// produces an scf.if that yields buffers, which GPU code cannot express;
-/// the gather tiles and fuses like any elementwise op.
-LogicalResult padToGather(IRRewriter &rewriter, tensor::PadOp pad) {
-  auto type = dyn_cast<RankedTensorType>(pad.getResultType());
-  auto srcType = dyn_cast<RankedTensorType>(pad.getSourceType());
-  if (!type || !srcType || !type.hasStaticShape() || !srcType.hasStaticShape())
-    return failure();
-  // The padding value may be computed in the pad's body (an element of an
-  // input), but not from the index.
-  Block &body = pad.getRegion().front();
-  if (llvm::any_of(body.getArguments(),
-                   [](BlockArgument a) { return !a.use_empty(); }))
-    return failure();
-  Location loc = pad.getLoc();
-  rewriter.setInsertionPoint(pad);
-  IRMapping cloned;
-  for (Operation &op : body.without_terminator())
-    rewriter.clone(op, cloned);
-  Value padValue = cloned.lookupOrDefault(
-      cast<tensor::YieldOp>(body.getTerminator()).getValue());
-  SmallVector<OpFoldResult> low = pad.getMixedLowPad();
-  int64_t rank = type.getRank();
-  Value source = pad.getSource();
-  Value gather = createGather(
-      rewriter, loc, type, {}, [&](OpBuilder &b, Location l, ValueRange) {
-        Value zero = arith::ConstantIndexOp::create(b, l, 0);
-        Value inBounds = arith::ConstantIntOp::create(b, l, 1, 1);
-        SmallVector<Value> indices;
-        for (int64_t d = 0; d < rank; ++d) {
-          Value i = linalg::IndexOp::create(b, l, d);
-          Value lo = getValueOrCreateConstantIndexOp(b, l, low[d]);
-          Value at = arith::SubIOp::create(b, l, i, lo);
-          Value size =
-              arith::ConstantIndexOp::create(b, l, srcType.getDimSize(d));
-          Value ge =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, at, zero);
-          Value lt =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, at, size);
-          inBounds = arith::AndIOp::create(b, l, inBounds,
-                                           arith::AndIOp::create(b, l, ge, lt));
-          indices.push_back(at);
-        }
-        for (Value &i : indices)
-          i = arith::SelectOp::create(b, l, inBounds, i, zero);
-        Value v = tensor::ExtractOp::create(b, l, source, indices);
-        return arith::SelectOp::create(b, l, inBounds, v, padValue).getResult();
-      });
-  rewriter.replaceOp(pad, gather);
-  return success();
-}
-
-/// Rewrites a tensor.concat as an elementwise gather: each output element
-/// reads every input at its index clamped into that input and keeps the one
-/// whose range along the concatenated dim holds it. A concat is not
-/// tileable; as a gather it spreads over threads like any elementwise op
-/// (one GPU thread copying a whole tensor is slow, and lavapipe stops long
-/// single invocations).
-LogicalResult concatToGather(IRRewriter &rewriter, tensor::ConcatOp concat) {
-  auto type = dyn_cast<RankedTensorType>(concat.getResultType());
-  if (!type || !type.hasStaticShape())
-    return failure();
-  SmallVector<int64_t> begins;
-  int64_t dim = concat.getDim(), at = 0;
-  for (Value input : concat.getInputs()) {
-    auto t = dyn_cast<RankedTensorType>(input.getType());
-    if (!t || !t.hasStaticShape())
-      return failure();
-    begins.push_back(at);
-    at += t.getDimSize(dim);
-  }
-  Location loc = concat.getLoc();
-  rewriter.setInsertionPoint(concat);
-  int64_t rank = type.getRank();
-  Value gather = createGather(
-      rewriter, loc, type, {}, [&](OpBuilder &b, Location l, ValueRange) {
-        SmallVector<Value> indices;
-        for (int64_t d = 0; d < rank; ++d)
-          indices.push_back(linalg::IndexOp::create(b, l, d));
-        Value i = indices[dim];
-        Value result;
-        for (auto [k, input] : llvm::enumerate(concat.getInputs())) {
-          auto t = cast<RankedTensorType>(input.getType());
-          if (t.getDimSize(dim) == 0)
-            continue;
-          // Index into this input, clamped into [0, size).
-          Value begin = arith::ConstantIndexOp::create(b, l, begins[k]);
-          Value last =
-              arith::ConstantIndexOp::create(b, l, t.getDimSize(dim) - 1);
-          Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          Value local = arith::SubIOp::create(b, l, i, begin);
-          local = arith::MaxSIOp::create(b, l, local, zero);
-          local = arith::MinSIOp::create(b, l, local, last);
-          SmallVector<Value> at = indices;
-          at[dim] = local;
-          Value v = tensor::ExtractOp::create(b, l, input, at);
-          if (!result) {
-            result = v;
-            continue;
-          }
-          Value inside =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, begin);
-          result = arith::SelectOp::create(b, l, inside, v, result);
-        }
-        return result;
-      });
-  rewriter.replaceOp(concat, gather);
-  return success();
-}
-
-/// Rewrites a kernel-result tensor.extract_slice as a gather over its
-/// result (slices are not tileable: one GPU thread would copy them whole).
-LogicalResult extractSliceToGather(IRRewriter &rewriter,
-                                   tensor::ExtractSliceOp slice) {
-  RankedTensorType type = slice.getResultType();
-  if (!type.hasStaticShape())
-    return failure();
-  llvm::SmallBitVector dropped = slice.getDroppedDims();
-  Location loc = slice.getLoc();
-  rewriter.setInsertionPoint(slice);
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  SmallVector<OpFoldResult> strides = slice.getMixedStrides();
-  Value gather = createGather(
-      rewriter, loc, type, {}, [&](OpBuilder &b, Location l, ValueRange) {
-        SmallVector<Value> at;
-        int64_t r = 0;
-        for (unsigned d = 0; d < offsets.size(); ++d) {
-          Value offset = getValueOrCreateConstantIndexOp(b, l, offsets[d]);
-          if (dropped.test(d)) {
-            at.push_back(offset);
-            continue;
-          }
-          Value i = linalg::IndexOp::create(b, l, r++);
-          Value stride = getValueOrCreateConstantIndexOp(b, l, strides[d]);
-          at.push_back(arith::AddIOp::create(
-              b, l, offset, arith::MulIOp::create(b, l, i, stride)));
-        }
-        return tensor::ExtractOp::create(b, l, slice.getSource(), at)
-            .getResult();
-      });
-  rewriter.replaceOp(slice, gather);
-  return success();
-}
-
-/// Rewrites a kernel-result tensor.insert_slice as a gather over the
-/// destination: elements in the slice's window read the source, the others
-/// the destination (which stays a tiled operand).
-LogicalResult insertSliceToGather(IRRewriter &rewriter,
-                                  tensor::InsertSliceOp slice) {
-  RankedTensorType type = slice.getDestType();
-  RankedTensorType sourceType = slice.getSourceType();
-  if (!type.hasStaticShape() || !sourceType.hasStaticShape())
-    return failure();
-  std::optional<llvm::SmallDenseSet<unsigned>> dropped =
-      computeRankReductionMask(slice.getStaticSizes(), sourceType.getShape());
-  if (!dropped)
-    return failure();
-  Location loc = slice.getLoc();
-  rewriter.setInsertionPoint(slice);
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  SmallVector<OpFoldResult> strides = slice.getMixedStrides();
-  SmallVector<int64_t> sizes(slice.getStaticSizes());
-  int64_t rank = type.getRank();
-  Value gather = createGather(
-      rewriter, loc, type, {slice.getDest()},
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value zero = arith::ConstantIndexOp::create(b, l, 0);
-        Value inside = arith::ConstantIntOp::create(b, l, 1, 1);
-        SmallVector<Value> at;
-        for (int64_t d = 0; d < rank; ++d) {
-          Value i = linalg::IndexOp::create(b, l, d);
-          Value offset = getValueOrCreateConstantIndexOp(b, l, offsets[d]);
-          Value stride = getValueOrCreateConstantIndexOp(b, l, strides[d]);
-          Value rel = arith::SubIOp::create(b, l, i, offset);
-          Value q = arith::DivSIOp::create(b, l, rel, stride);
-          Value ok = arith::AndIOp::create(
-              b, l,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, rel, zero),
-              arith::CmpIOp::create(
-                  b, l, arith::CmpIPredicate::slt, q,
-                  arith::ConstantIndexOp::create(b, l, sizes[d])));
-          ok = arith::AndIOp::create(
-              b, l, ok,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                    arith::RemSIOp::create(b, l, rel, stride),
-                                    zero));
-          inside = arith::AndIOp::create(b, l, inside, ok);
-          if (!dropped->contains(d))
-            at.push_back(q);
-        }
-        for (Value &v : at)
-          v = arith::SelectOp::create(b, l, inside, v, zero);
-        Value v = tensor::ExtractOp::create(b, l, slice.getSource(), at);
-        return arith::SelectOp::create(b, l, inside, v, args[0]).getResult();
-      });
-  rewriter.replaceOp(slice, gather);
-  return success();
-}
-
 LogicalResult tileKernel(func::FuncOp kernel,
                          const dlc::TileAndDistributeOptions &options) {
   Builder b(kernel.getContext());
   // CPUs: a channels-last convolution and the root loop of its channels.
   std::optional<ChannelLoop> channels;
-  if (options.maxThreads == 0) {
-    auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
-    if (ret.getNumOperands())
-      if (auto root = ret.getOperand(0).getDefiningOp<linalg::LinalgOp>())
-        channels = channelsLastLoop(kernel, root);
-  }
-  {
-    SmallVector<linalg::GenericOp> generics;
-    kernel.walk([&](linalg::GenericOp g) { generics.push_back(g); });
-    IRRewriter rewriter(kernel.getContext());
-    for (linalg::GenericOp g : generics)
-      inputsToGathers(rewriter, g, channels ? channels->result : Value());
-  }
-  // A padding value computed in a pad's body from outside it (a zero point
-  // read from a rank-0 input) moves before the pad: upstream tiling and
-  // vectorization take a pad whose value is defined above it, like a
-  // constant one.
-  kernel.walk([&](tensor::PadOp pad) {
-    Block &body = pad.getRegion().front();
-    if (llvm::any_of(body.getArguments(),
-                     [](BlockArgument a) { return !a.use_empty(); }) ||
-        !llvm::all_of(body.without_terminator(),
-                      [](Operation &op) { return isPure(&op); }))
-      return;
-    for (Operation &op : llvm::make_early_inc_range(body.without_terminator()))
-      op.moveBefore(pad);
-  });
-  if (options.maxThreads > 0) {
-    SmallVector<tensor::PadOp> pads;
-    kernel.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
-    IRRewriter rewriter(kernel.getContext());
-    for (tensor::PadOp pad : pads)
-      (void)padToGather(rewriter, pad);
-    SmallVector<tensor::ConcatOp> concats;
-    kernel.walk([&](tensor::ConcatOp c) { concats.push_back(c); });
-    for (tensor::ConcatOp c : concats)
-      (void)concatToGather(rewriter, c);
-    // Slices that are the kernel's result.
-    auto result =
-        cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
-    for (Value v : result.getOperands()) {
-      if (auto e = v.getDefiningOp<tensor::ExtractSliceOp>())
-        (void)extractSliceToGather(rewriter, e);
-      else if (auto i = v.getDefiningOp<tensor::InsertSliceOp>())
-        (void)insertSliceToGather(rewriter, i);
-    }
-  }
+  if (options.maxThreads == 0)
+    if (linalg::LinalgOp root = resultOp(kernel))
+      channels = channelsLastLoop(kernel, root);
   auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
   auto record = [&](ArrayRef<int64_t> grid, ArrayRef<int64_t> wgSize) {
     SmallVector<int64_t> xyz(grid.rbegin(), grid.rend());
@@ -1111,13 +696,12 @@ struct TileAndDistributePass
     : public dlc::impl::TileAndDistributeBase<TileAndDistributePass> {
   using Base::Base;
   void runOnOperation() override {
-    for (auto kernel : getOperation().getOps<func::FuncOp>()) {
-      if (!kernel->hasAttr(dlc::kKernelAttr) || kernel.isExternal())
-        continue;
-      if (failed(tileKernel(
-              kernel, {targetWorkgroups, minWork, maxThreads, subgroupLanes})))
-        return signalPassFailure();
-    }
+    func::FuncOp kernel = getOperation();
+    if (!kernel->hasAttr(dlc::kKernelAttr) || kernel.isExternal())
+      return;
+    if (failed(tileKernel(
+            kernel, {targetWorkgroups, minWork, maxThreads, subgroupLanes})))
+      signalPassFailure();
   }
 };
 

@@ -45,7 +45,10 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   bool subgroupRows = target.hasSubgroupRowReductions;
   if (subgroupRows)
     tiling.subgroupLanes = DLCX_MIN_SUBGROUP_SIZE;
-  pm.addPass(createTileAndDistribute(tiling));
+  TileableGathersOptions gathers;
+  gathers.copies = target.isGPU();
+  pm.addNestedPass<func::FuncOp>(createTileableGathers(gathers));
+  pm.addNestedPass<func::FuncOp>(createTileAndDistribute(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   BufferizeKernelsOptions bufferize;

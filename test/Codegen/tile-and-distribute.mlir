@@ -1,8 +1,8 @@
-// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" --canonicalize | FileCheck %s
-// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
-// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="threads=64 subgroup-lanes=8" --canonicalize | FileCheck %s --check-prefix=LANES
-// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
-// RUN: dlc-opt %s --split-input-file --dlc-tile-and-distribute="workgroups=8 min-work=1" 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers --dlc-tile-and-distribute="workgroups=8 min-work=1" --canonicalize | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers=copies=1 --dlc-tile-and-distribute="threads=64" --canonicalize | FileCheck %s --check-prefix=GPU
+// RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers=copies=1 --dlc-tile-and-distribute="threads=64 subgroup-lanes=8" --canonicalize | FileCheck %s --check-prefix=LANES
+// RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
+// RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers --dlc-tile-and-distribute="workgroups=8 min-work=1" 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
 
 // The result op is split along its outer parallel loop, in tiles of 8 rows
 // (a register block's rows): 2 of the 8 workgroups asked for. The 32

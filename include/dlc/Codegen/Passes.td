@@ -11,7 +11,36 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
+def TileableGathers : Pass<"dlc-tileable-gathers", "mlir::func::FuncOp"> {
+  let summary = "Rewrite what tiling cannot slice in a kernel as gathers";
+  let description = [{
+    Tiling slices each operand of a kernel op by the operand's indexing map
+    at the tile's first index, which is only right when the map is linear:
+    an input read through a division or modulo (nearest upsampling, the
+    channel blocks of a layout change) or a negative stride (a reversed
+    slice) would be sliced at the wrong place. In every `dlc.kernel`
+    function, this pass rewrites such inputs as reads by `tensor.extract`
+    at the map applied to `linalg.index` values, which tiling keeps
+    absolute (a channels-last convolution's result, read in whole channel
+    blocks, stays an operand), and moves a padding value computed in a
+    `tensor.pad`'s body from values defined outside it before the pad.
+
+    With `copies` (GPUs, whose threads cannot tile a pad into buffers),
+    `tensor.pad`, `tensor.concat` and a returned `tensor.extract_slice` or
+    `tensor.insert_slice` become elementwise gathers too, which spread over
+    threads like any elementwise op. dlc-tile-and-distribute runs next.
+  }];
+  let options = [
+    Option<"copies", "copies", "bool", "false",
+           "Also pads, concats and returned slices (GPU threads)">,
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::func::FuncOp"> {
   let summary = "Tile each kernel into workgroups and fuse its producers";
   let description = [{
     For every `dlc.kernel` function, tiles the op that produces the result
@@ -26,7 +55,8 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::ModuleOp"> {
     whichever is most. Loops that a fused reduction reduces over are not
     split.
     The trip counts are recorded as `dlc.grid = array<i64: x, y, z>` on the
-    function (x is the innermost forall dimension).
+    function (x is the innermost forall dimension). What tiling cannot
+    slice has been rewritten by dlc-tileable-gathers before.
 
     With `threads` > 0 (GPUs), workgroups are tiles of one element per
     thread along the innermost two distributable loops, and each workgroup

@@ -1,0 +1,45 @@
+//===- KernelAnalysis.h - what several kernel passes ask of a kernel ------===//
+//
+// Queries over one kernel function that more than one codegen pass makes:
+// its loop extents and the channel loop of a channels-last convolution.
+// Internal to lib/Codegen.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_LIB_CODEGEN_KERNELANALYSIS_H
+#define DLC_LIB_CODEGEN_KERNELANALYSIS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace dlc::codegen {
+
+/// The op's loop extents from its operands' shapes, or nothing when they
+/// do not determine them (no operand indexes some loop with a plain dim:
+/// a generic that gathers through tensor.extract), where
+/// getStaticLoopRanges would dereference a null map.
+std::optional<llvm::SmallVector<int64_t>> loopRanges(mlir::linalg::LinalgOp op);
+
+/// The root loop that walks the output channels of a channels-last
+/// convolution in the kernel (dlc-conv-channels-last), and the size of its
+/// channel blocks: the convolution's innermost output dim indexes its
+/// filter, not its input, and the root reads that dim of the convolution's
+/// result as `channel` or `channel mod block`.
+struct ChannelLoop {
+  unsigned loop;
+  int64_t block;
+  mlir::Value result; ///< the convolution's, which the root reads
+};
+
+/// The channel loop of `kernel` whose result op is `root`, if it has one.
+std::optional<ChannelLoop> channelsLastLoop(mlir::func::FuncOp kernel,
+                                            mlir::linalg::LinalgOp root);
+
+/// The linalg op that computes `kernel`'s first result, or null.
+mlir::linalg::LinalgOp resultOp(mlir::func::FuncOp kernel);
+
+} // namespace dlc::codegen
+
+#endif // DLC_LIB_CODEGEN_KERNELANALYSIS_H
