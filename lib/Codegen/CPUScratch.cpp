@@ -158,12 +158,10 @@ LogicalResult useScratch(func::FuncOp kernel) {
 
 struct CPUScratchPass : public dlc::impl::CPUScratchBase<CPUScratchPass> {
   void runOnOperation() override {
-    for (auto kernel : getOperation().getOps<func::FuncOp>()) {
-      if (!kernel->hasAttr(dlc::kKernelAttr) || kernel.isExternal())
-        continue;
-      if (failed(useScratch(kernel)))
-        return signalPassFailure();
-    }
+    func::FuncOp kernel = getOperation();
+    if (kernel->hasAttr(dlc::kKernelAttr) && !kernel.isExternal() &&
+        failed(useScratch(kernel)))
+      signalPassFailure();
   }
 };
 

@@ -649,12 +649,13 @@ struct GPUPromoteSharedPass
       getOperation().emitError("invalid memory space '") << memorySpace << "'";
       return signalPassFailure();
     }
+    if (!getOperation()->hasAttr(dlc::kKernelAttr))
+      return;
     SmallVector<scf::ForallOp> loops;
     getOperation().walk([&](scf::ForallOp f) {
       std::optional<ArrayAttr> mapping = f.getMapping();
       if (mapping && !mapping->empty() &&
-          isa<gpu::GPUThreadMappingAttr>((*mapping)[0]) &&
-          f->getParentOfType<func::FuncOp>()->hasAttr(dlc::kKernelAttr))
+          isa<gpu::GPUThreadMappingAttr>((*mapping)[0]))
         loops.push_back(f);
     });
     for (scf::ForallOp f : loops)

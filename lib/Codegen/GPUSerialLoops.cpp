@@ -182,10 +182,10 @@ struct GPUSerialLoopsPass
       getOperation().emitError("invalid memory space '") << memorySpace << "'";
       return signalPassFailure();
     }
-    for (auto kernel : getOperation().getOps<func::FuncOp>())
-      if (kernel->hasAttr(dlc::kKernelAttr) && !kernel.isExternal() &&
-          failed(runOnKernel(kernel, space)))
-        return signalPassFailure();
+    func::FuncOp kernel = getOperation();
+    if (kernel->hasAttr(dlc::kKernelAttr) && !kernel.isExternal() &&
+        failed(runOnKernel(kernel, space)))
+      signalPassFailure();
   }
 
   LogicalResult runOnKernel(func::FuncOp kernel, Attribute space) {

@@ -314,10 +314,11 @@ struct GPUSubgroupRowsPass
     : public dlc::impl::GPUSubgroupRowsBase<GPUSubgroupRowsPass> {
   using Base::Base;
   void runOnOperation() override {
-    for (auto kernel : getOperation().getOps<func::FuncOp>()) {
+    {
+      func::FuncOp kernel = getOperation();
       auto lanes = kernel->getAttrOfType<IntegerAttr>(dlc::kSubgroupLanesAttr);
       if (!lanes)
-        continue;
+        return;
       int64_t n = lanes.getInt();
       if (n < 2 || (n & (n - 1)) != 0 || n > subgroupSize) {
         kernel.emitError("subgroup lanes must be a power of two of at most "

@@ -66,7 +66,7 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
     serial.minIntBits = target.hasInt8Storage ? 8 : 32;
     if (!target.workgroupMemorySpace.empty())
       serial.memorySpace = target.workgroupMemorySpace;
-    pm.addPass(createGPUSerialLoops(serial));
+    pm.addNestedPass<func::FuncOp>(createGPUSerialLoops(serial));
     // Contractions read their inputs through workgroup memory, within the
     // target's staging budget.
     GPUPromoteSharedOptions promote;
@@ -80,9 +80,9 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
     if (subgroupRows) {
       GPUSubgroupRowsOptions rows;
       rows.subgroupSize = target.subgroupSize;
-      pm.addPass(createGPUSubgroupRows(rows));
+      pm.addNestedPass<func::FuncOp>(createGPUSubgroupRows(rows));
     }
-    pm.addPass(createGPUPromoteShared(promote));
+    pm.addNestedPass<func::FuncOp>(createGPUPromoteShared(promote));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }

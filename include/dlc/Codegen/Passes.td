@@ -212,7 +212,7 @@ def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
-def GPUSubgroupRows : Pass<"dlc-gpu-subgroup-rows", "mlir::ModuleOp"> {
+def GPUSubgroupRows : Pass<"dlc-gpu-subgroup-rows", "mlir::func::FuncOp"> {
   let summary = "GPU row reductions shared by the lanes of a subgroup";
   let description = [{
     Runs on bufferized kernels marked `dlc.subgroup_lanes = S` by
@@ -267,7 +267,7 @@ def GPURegisterTile : Pass<"dlc-gpu-register-tile", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
-def GPUPromoteShared : Pass<"dlc-gpu-promote-shared", "mlir::ModuleOp"> {
+def GPUPromoteShared : Pass<"dlc-gpu-promote-shared", "mlir::func::FuncOp"> {
   let summary = "GPU kernels: stage contraction inputs in workgroup memory";
   let description = [{
     Runs on bufferized kernels, before dlc-gpu-outline-kernels. In a thread
@@ -302,7 +302,7 @@ def GPUPromoteShared : Pass<"dlc-gpu-promote-shared", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
-def GPUSerialLoops : Pass<"dlc-gpu-serial-loops", "mlir::ModuleOp"> {
+def GPUSerialLoops : Pass<"dlc-gpu-serial-loops", "mlir::func::FuncOp"> {
   let summary = "GPU kernels: spread the steps of a sequential loop over a "
                 "workgroup";
   let description = [{
@@ -339,7 +339,7 @@ def GPUSerialLoops : Pass<"dlc-gpu-serial-loops", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
-def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
+def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::func::FuncOp"> {
   let summary = "CPU kernels: choose the loop that vectorizes as the innermost";
   let description = [{
     Before linalg ops become loops, reshapes each op's loop nest for LLVM's
@@ -362,7 +362,7 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
-def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::ModuleOp"> {
+def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
   let summary = "CPU kernels: register-tiled SIMD loops for f32 and integer contractions";
   let description = [{
     For linalg.generic ops on buffers computing out[.., f, .., p] +=
@@ -483,7 +483,7 @@ def WidenNarrowInt : Pass<"dlc-widen-narrow-int", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
-def CPUScratch : Pass<"dlc-cpu-scratch", "mlir::ModuleOp"> {
+def CPUScratch : Pass<"dlc-cpu-scratch", "mlir::func::FuncOp"> {
   let summary = "CPU kernels: heap temporaries in a per-thread scratch buffer";
   let description = [{
     Replaces every `memref.alloc` of a bufferized `dlc.kernel` function

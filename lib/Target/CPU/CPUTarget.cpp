@@ -207,7 +207,7 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
                                    const TargetDescription &target,
                                    const llvm::TargetMachine &tm) {
   pm.addPass(createCPULowerWorkgroups());
-  pm.addPass(createCPULoopOrder());
+  pm.addNestedPass<func::FuncOp>(createCPULoopOrder());
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;
   registerTile.vectorRegisters = target.vectorRegisters;
@@ -222,8 +222,8 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
                                : "llvm.aarch64.neon.usdot.v4i32.v16i8";
     registerTile.int8DotSigned = target.int8DotSigned;
   }
-  pm.addPass(createCPURegisterTile(registerTile));
-  pm.addPass(createCPUScratch());
+  pm.addNestedPass<func::FuncOp>(createCPURegisterTile(registerTile));
+  pm.addNestedPass<func::FuncOp>(createCPUScratch());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   // What the target has one instruction for; the rest is expanded before
