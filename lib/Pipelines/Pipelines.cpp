@@ -141,6 +141,36 @@ void dlc::registerPipelines() {
         buildKernelTilingPipeline(pm, target);
         return buildCPULoweringPipeline(pm, target, error);
       });
+  registerCodegenPipeline(
+      "dlc-codegen-vulkan",
+      "Kernels to one SPIR-V module each for a Vulkan target, as dlc-compile "
+      "does",
+      [](OpPassManager &pm, const TargetDescription &target,
+         std::string &error) -> LogicalResult {
+        if (target.kind != TargetKind::Vulkan) {
+          error = "needs a vulkan target, not " + target.str();
+          return failure();
+        }
+        buildKernelTilingPipeline(pm, target);
+        buildGPUKernelChecks(pm, target);
+        buildVulkanLoopsPipeline(pm, target);
+        buildVulkanSPIRVPipeline(pm, target);
+        return success();
+      });
+  registerCodegenPipeline(
+      "dlc-codegen-cuda",
+      "Kernels to a gpu.binary of PTX for a CUDA target, as dlc-compile does",
+      [](OpPassManager &pm, const TargetDescription &target,
+         std::string &error) -> LogicalResult {
+        if (target.kind != TargetKind::CUDA) {
+          error = "needs a cuda target, not " + target.str();
+          return failure();
+        }
+        buildKernelTilingPipeline(pm, target);
+        buildGPUKernelChecks(pm, target);
+        buildCUDALoweringPipeline(pm, target);
+        return success();
+      });
 }
 
 namespace {

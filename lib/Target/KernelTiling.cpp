@@ -145,6 +145,55 @@ static bool isSharedByThreads(memref::AllocaOp alloca) {
   return false;
 }
 
+namespace {
+
+/// A target's check or attribute step as a pass (createTargetStep).
+class TargetStepPass
+    : public PassWrapper<TargetStepPass, OperationPass<ModuleOp>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TargetStepPass)
+
+  TargetStepPass(StringRef argument, StringRef description,
+                 std::function<LogicalResult(ModuleOp)> step)
+      : argument(argument.str()), description(description.str()),
+        step(std::move(step)) {}
+  TargetStepPass(const TargetStepPass &other) = default;
+
+  StringRef getArgument() const override { return argument; }
+  StringRef getDescription() const override { return description; }
+  void runOnOperation() override {
+    if (failed(step(getOperation())))
+      signalPassFailure();
+  }
+
+private:
+  std::string argument, description;
+  std::function<LogicalResult(ModuleOp)> step;
+};
+
+} // namespace
+
+std::unique_ptr<Pass>
+dlc::createTargetStep(StringRef argument, StringRef description,
+                      std::function<LogicalResult(ModuleOp)> step) {
+  return std::make_unique<TargetStepPass>(argument, description,
+                                          std::move(step));
+}
+
+void dlc::buildGPUKernelChecks(OpPassManager &pm,
+                               const TargetDescription &target) {
+  pm.addPass(createTargetStep(
+      "dlc-gpu-reject-grid-shared-stack-copies",
+      "Kernels whose threads update one stack copy of an input fail",
+      [](ModuleOp module) { return rejectGridSharedStackCopies(module); }));
+  pm.addPass(
+      createTargetStep("dlc-gpu-reject-large-private-memory",
+                       "Kernels whose private buffers exceed the target's fail",
+                       [target](ModuleOp module) {
+                         return rejectLargePrivateMemory(module, target);
+                       }));
+}
+
 LogicalResult dlc::rejectGridSharedStackCopies(ModuleOp module) {
   // A stack buffer in the default memory space outside the thread loop that
   // the threads update in parts is a copy of an input they update in place

@@ -9,6 +9,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <array>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -93,6 +95,32 @@ void buildCPULoweringPipeline(mlir::OpPassManager &pm,
 mlir::LogicalResult compileCPUKernels(mlir::ModuleOp module,
                                       const TargetDescription &target,
                                       bool relocatable, KernelBinary &out);
+
+/// A step of a target's code generation that checks the kernels or sets
+/// what the target's conversion reads (not a transformation a pass of its
+/// own would be reused for), as a pass of its pipeline named `argument`.
+std::unique_ptr<mlir::Pass>
+createTargetStep(llvm::StringRef argument, llvm::StringRef description,
+                 std::function<mlir::LogicalResult(mlir::ModuleOp)> step);
+
+/// GPU targets: rejectGridSharedStackCopies and rejectLargePrivateMemory as
+/// steps of a pipeline, after buildKernelTilingPipeline.
+void buildGPUKernelChecks(mlir::OpPassManager &pm,
+                          const TargetDescription &target);
+
+/// Vulkan: the tiled kernels to one gpu.module per kernel whose linalg ops
+/// are loops (recordLoopIterations reads them there).
+void buildVulkanLoopsPipeline(mlir::OpPassManager &pm,
+                              const TargetDescription &target);
+
+/// Vulkan: the gpu.modules of buildVulkanLoopsPipeline to SPIR-V modules
+/// in the target's environment (element types checked first).
+void buildVulkanSPIRVPipeline(mlir::OpPassManager &pm,
+                              const TargetDescription &target);
+
+/// CUDA: the tiled kernels to one gpu.binary holding their PTX.
+void buildCUDALoweringPipeline(mlir::OpPassManager &pm,
+                               const TargetDescription &target);
 
 /// Compiles the kernel functions of `module` to one SPIR-V module each.
 mlir::LogicalResult compileVulkanKernels(mlir::ModuleOp module,

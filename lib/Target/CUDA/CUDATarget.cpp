@@ -15,10 +15,18 @@
 
 #include "dlc/artifact_format.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -107,15 +115,59 @@ LogicalResult assemble(Location loc, StringRef ptx, unsigned sm,
 
 } // namespace
 
+void dlc::buildCUDALoweringPipeline(OpPassManager &pm,
+                                    const TargetDescription &target) {
+  pm.addPass(createGPUOutlineKernels());
+  // int8 contractions take four bytes a step through dp4a (every supported
+  // sm has it); then the threads' outputs go to registers.
+  GPUInt8DotOptions dot;
+  dot.nvvm = true;
+  pm.addPass(createGPUInt8Dot(dot));
+  pm.addPass(createGPURegisterTile());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createFoldMemRefAliasOpsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  LegalizeMathOptions math;
+  math.nativeRoundEven = true;
+  math.nativeFma = true;
+  pm.addPass(createLegalizeMath(math));
+  pm.addPass(createCanonicalizerPass());
+  OpPassManager &gpuModule = pm.nest<gpu::GPUModuleOp>();
+  gpuModule.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  gpuModule.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  gpuModule.addPass(createCanonicalizerPass());
+  gpuModule.addPass(createCSEPass());
+  gpuModule.addPass(createReconcileUnrealizedCastsPass());
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = "sm_" + std::to_string(target.sm);
+  attach.features = ptxFeatures(target.sm);
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 LogicalResult dlc::compileCUDAKernels(ModuleOp module,
                                       const TargetDescription &target,
                                       bool requirePtxas, KernelBinary &out) {
   MLIRContext *ctx = module.getContext();
   Location loc = module.getLoc();
-  if (failed(runKernelTilingPipeline(module, target, out.kernels)) ||
-      failed(rejectGridSharedStackCopies(module)) ||
-      failed(rejectLargePrivateMemory(module, target)))
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
     return failure();
+  {
+    PassManager checks(ctx, ModuleOp::getOperationName());
+    if (failed(dlc::applyCommandLinePassOptions(checks)))
+      return failure();
+    buildGPUKernelChecks(checks, target);
+    if (failed(checks.run(module)))
+      return failure();
+  }
   // A model whose outputs need no kernel (empty tensors, pure reshapes of
   // constants) has no PTX module.
   if (out.kernels.empty())
@@ -123,23 +175,7 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (failed(dlc::applyCommandLinePassOptions(pm)))
     return failure();
-  pm.addPass(createGPUOutlineKernels());
-  // int8 contractions take four bytes a step through dp4a (every supported
-  // sm has it); then the threads' outputs go to registers.
-  std::string pipeline =
-      "dlc-gpu-int8-dot{nvvm=true}, dlc-gpu-register-tile, "
-      "convert-linalg-to-loops, lower-affine, "
-      "fold-memref-alias-ops, "
-      "lower-affine, canonicalize, cse, "
-      "dlc-legalize-math{native-roundeven=true native-fma=true}, "
-      "canonicalize, gpu.module(convert-scf-to-cf, "
-      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}, canonicalize, "
-      "cse, reconcile-unrealized-casts), "
-      "nvvm-attach-target{chip=sm_" +
-      std::to_string(target.sm) + " features=" + ptxFeatures(target.sm) +
-      " O=3}, gpu-module-to-binary{format=isa}";
-  if (failed(parsePassPipeline(pipeline, pm)))
-    return emitError(loc, "internal error: invalid CUDA pipeline");
+  buildCUDALoweringPipeline(pm, target);
   if (failed(pm.run(module)))
     return failure();
 

@@ -17,16 +17,24 @@
 #include "dlc/artifact_format.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
+#include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
+#include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRVPass.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/SPIRV/Serialization.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -118,39 +126,11 @@ LogicalResult checkElementTypes(ModuleOp module,
   return failure(walk.wasInterrupted());
 }
 
-} // namespace
-
-LogicalResult dlc::compileVulkanKernels(ModuleOp module,
-                                        const TargetDescription &target,
-                                        KernelBinary &out) {
+/// Sets each kernel module's SPIR-V target environment (SPIR-V 1.6 where it
+/// uses integer dot products) and each kernel's entry point ABI (its
+/// workgroup size).
+void setTargetEnv(ModuleOp module, const dlc::TargetDescription &target) {
   MLIRContext *ctx = module.getContext();
-  ctx->loadDialect<spirv::SPIRVDialect, gpu::GPUDialect>();
-  Location loc = module.getLoc();
-  if (failed(runKernelTilingPipeline(module, target, out.kernels)) ||
-      failed(rejectGridSharedStackCopies(module)) ||
-      failed(rejectLargePrivateMemory(module, target)))
-    return failure();
-  PassManager pm(ctx, ModuleOp::getOperationName());
-  if (failed(dlc::applyCommandLinePassOptions(pm)))
-    return failure();
-  GPUOutlineKernelsOptions outline;
-  outline.modulePerKernel = true;
-  pm.addPass(createGPUOutlineKernels(outline));
-  // With +dot8, int8 contractions become integer dot products before the
-  // remaining linalg ops become loops.
-  std::string loops = target.hasInt8DotProduct ? "dlc-gpu-int8-dot, " : "";
-  loops += "dlc-gpu-register-tile, convert-linalg-to-loops, lower-affine, "
-           "fold-memref-alias-ops, "
-           "lower-affine, canonicalize, cse, "
-           "dlc-legalize-math{native-roundeven=true}, canonicalize";
-  if (failed(parsePassPipeline(loops, pm)))
-    return emitError(loc, "internal error: invalid Vulkan pipeline");
-  if (failed(pm.run(module)))
-    return failure();
-  recordLoopIterations(module, out.kernels);
-
-  if (failed(checkElementTypes(module, target)))
-    return failure();
   module.walk([&](gpu::GPUModuleOp m) {
     bool dot = m.walk([](Operation *op) {
                   return isa<spirv::SDotOp, spirv::UDotOp, spirv::SUDotOp>(op)
@@ -164,22 +144,83 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
     f->setAttr(spirv::getEntryPointABIAttrName(),
                spirv::getEntryPointABIAttr(ctx, size));
   });
+}
+
+} // namespace
+
+void dlc::buildVulkanLoopsPipeline(OpPassManager &pm,
+                                   const TargetDescription &target) {
+  GPUOutlineKernelsOptions outline;
+  outline.modulePerKernel = true;
+  pm.addPass(createGPUOutlineKernels(outline));
+  // With +dot8, int8 contractions become integer dot products before the
+  // remaining linalg ops become loops.
+  if (target.hasInt8DotProduct)
+    pm.addPass(createGPUInt8Dot());
+  pm.addPass(createGPURegisterTile());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createFoldMemRefAliasOpsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  LegalizeMathOptions math;
+  math.nativeRoundEven = true;
+  pm.addPass(createLegalizeMath(math));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void dlc::buildVulkanSPIRVPipeline(OpPassManager &pm,
+                                   const TargetDescription &target) {
+  pm.addPass(createTargetStep(
+      "dlc-vulkan-element-types",
+      "Kernels computing in types the Vulkan target lacks fail",
+      [target](ModuleOp module) { return checkElementTypes(module, target); }));
+  pm.addPass(createTargetStep(
+      "dlc-vulkan-target-env",
+      "Each kernel module's SPIR-V target environment and entry point ABI",
+      [target](ModuleOp module) {
+        setTargetEnv(module, target);
+        return success();
+      }));
+  if (!target.hasInt64) {
+    pm.addPass(createEmulateWideInt());
+    pm.addPass(createCanonicalizerPass());
+  }
+  // Narrow integers widen last: canonicalization would fold the
+  // extensions it inserts back into narrow-to-narrow ones.
+  WidenNarrowIntOptions widen;
+  widen.nativeInt8 = target.hasInt8Storage;
+  pm.addPass(createWidenNarrowInt(widen));
+  pm.addPass(createMapMemRefStorageClassPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertMathToSPIRVPass());
+  pm.addPass(createConvertGPUToSPIRVPass());
+  OpPassManager &spv = pm.nest<spirv::ModuleOp>();
+  spv.addPass(spirv::createSPIRVLowerABIAttributesPass());
+  spv.addPass(spirv::createSPIRVUpdateVCEPass());
+}
+
+LogicalResult dlc::compileVulkanKernels(ModuleOp module,
+                                        const TargetDescription &target,
+                                        KernelBinary &out) {
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<spirv::SPIRVDialect, gpu::GPUDialect>();
+  Location loc = module.getLoc();
+  if (failed(runKernelTilingPipeline(module, target, out.kernels)))
+    return failure();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  if (failed(dlc::applyCommandLinePassOptions(pm)))
+    return failure();
+  buildGPUKernelChecks(pm, target);
+  buildVulkanLoopsPipeline(pm, target);
+  if (failed(pm.run(module)))
+    return failure();
+  recordLoopIterations(module, out.kernels);
 
   PassManager lower(ctx, ModuleOp::getOperationName());
   if (failed(dlc::applyCommandLinePassOptions(lower)))
     return failure();
-  std::string pipeline =
-      "map-memref-spirv-storage-class{client-api=vulkan}, "
-      "gpu.module(convert-math-to-spirv), convert-gpu-to-spirv, "
-      "spirv.module(spirv-lower-abi-attrs, spirv-update-vce)";
-  // Narrow integers widen last: canonicalization would fold the
-  // extensions it inserts back into narrow-to-narrow ones.
-  pipeline = std::string("dlc-widen-narrow-int{native-int8=") +
-             (target.hasInt8Storage ? "true" : "false") + "}, " + pipeline;
-  if (!target.hasInt64)
-    pipeline = "dlc-emulate-wide-int, canonicalize, " + pipeline;
-  if (failed(parsePassPipeline(pipeline, lower)))
-    return emitError(loc, "internal error: invalid SPIR-V pipeline");
+  buildVulkanSPIRVPipeline(lower, target);
   if (failed(lower.run(module)))
     return failure();
 
