@@ -351,7 +351,25 @@ private:
            static_cast<double>(product(s.footprint));
   }
 
+  /// Stages the inputs of contraction `op` that threads reuse in workgroup
+  /// memory, stepping through a reduction loop within the budget.
   void promote(linalg::LinalgOp op);
+  /// The inputs of `op` worth staging, with footprints over the whole
+  /// reduction.
+  SmallVector<Staged, 2> candidates(linalg::LinalgOp op);
+  /// The reduction loop to step through (-1: none): one that every operand
+  /// indexes as a plain dim (or not at all) and no staged operand's threads
+  /// move along; the longest such.
+  int64_t steppedLoop(linalg::LinalgOp op, ArrayRef<Staged> staged);
+  /// The longest step of loop `reduced` (of `total` trips) whose staged
+  /// tiles fit the budget, dropping the operands that gain the least until
+  /// one does (`staged` may end empty).
+  int64_t fitStep(linalg::LinalgOp op, SmallVectorImpl<Staged> &staged,
+                  int64_t reduced, int64_t total);
+  /// Rewrites `op` to read `staged` from workgroup buffers, filled by all
+  /// threads at each step of loop `reduced`.
+  void stage(linalg::LinalgOp op, ArrayRef<Staged> staged, int64_t reduced,
+             int64_t step, int64_t total);
   Value threadLinearId(OpBuilder &b, Location loc);
   SmallVector<Value> sourceOffsets(OpBuilder &b, Location loc, const Staged &s);
   void fill(OpBuilder &b, Location loc, const Staged &s, Value buffer,
@@ -438,12 +456,7 @@ void Promoter::fill(OpBuilder &b, Location loc, const Staged &s, Value buffer,
   memref::StoreOp::create(b, loc, value, buffer, at);
 }
 
-void Promoter::promote(linalg::LinalgOp op) {
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-
-  // The candidates, with their footprints over the whole reduction.
+SmallVector<Staged, 2> Promoter::candidates(linalg::LinalgOp op) {
   SmallVector<Staged, 2> staged;
   for (OpOperand *input : op.getDpsInputOperands()) {
     // Shape-only operands (a pooling window) are never read.
@@ -474,11 +487,13 @@ void Promoter::promote(linalg::LinalgOp op) {
       continue;
     staged.push_back(std::move(*s));
   }
-  if (staged.empty())
-    return;
+  return staged;
+}
 
-  // The reduction loop to step through: one that every operand indexes as
-  // a plain dim (or not at all) and no staged operand's threads move along.
+int64_t Promoter::steppedLoop(linalg::LinalgOp op, ArrayRef<Staged> staged) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   int64_t reduced = -1;
   for (unsigned r = 0; r < iterators.size(); ++r) {
     if (iterators[r] != utils::IteratorType::reduction || ranges[r] <= 1)
@@ -495,7 +510,12 @@ void Promoter::promote(linalg::LinalgOp op) {
     if (plain && (reduced < 0 || ranges[r] > ranges[reduced]))
       reduced = r;
   }
-  int64_t total = reduced >= 0 ? ranges[reduced] : 1;
+  return reduced;
+}
+
+int64_t Promoter::fitStep(linalg::LinalgOp op, SmallVectorImpl<Staged> &staged,
+                          int64_t reduced, int64_t total) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto elementBytes = [&](const Staged &s) {
     return static_cast<int64_t>(
         cast<MemRefType>(op->getOperand(s.operand).getType())
@@ -535,8 +555,20 @@ void Promoter::promote(linalg::LinalgOp op) {
         });
     staged.erase(worst);
   }
+  return step;
+}
+
+void Promoter::promote(linalg::LinalgOp op) {
+  SmallVector<Staged, 2> staged = candidates(op);
   if (staged.empty())
     return;
+  // The reduction loop to step through, and the longest step that fits.
+  int64_t reduced = steppedLoop(op, staged);
+  int64_t total = reduced >= 0 ? op.getStaticLoopRanges()[reduced] : int64_t(1);
+  int64_t step = fitStep(op, staged, reduced, total);
+  if (staged.empty())
+    return;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (Staged &s : staged)
     if (reduced >= 0)
       for (auto [d, e] : llvm::enumerate(maps[s.operand].getResults()))
@@ -545,7 +577,12 @@ void Promoter::promote(linalg::LinalgOp op) {
           s.footprint[d] = step;
           s.window[d] = step;
         }
+  stage(op, staged, reduced, step, total);
+}
 
+void Promoter::stage(linalg::LinalgOp op, ArrayRef<Staged> staged,
+                     int64_t reduced, int64_t step, int64_t total) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   Location loc = op.getLoc();
   OpBuilder b(op);
   MLIRContext *ctx = op.getContext();

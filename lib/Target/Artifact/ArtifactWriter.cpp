@@ -73,6 +73,17 @@ private:
   LogicalResult analyze();
   FailureOr<uint32_t> tensorFor(Value v);
   LogicalResult appendConstant(arith::ConstantOp op);
+  /// The model's inputs, then its outputs, with their ONNX names (`io`).
+  LogicalResult collectIO();
+  /// The kernels, their launches and the tensors each launch binds.
+  LogicalResult collectLaunches();
+  /// What each kernel was compiled for, for the reader to check launches
+  /// against (`kernelLimits`, `kernelArgs`).
+  LogicalResult collectKernelLimits();
+  /// The model table: arena, names, I/O counts, scratch.
+  LogicalResult describeModel();
+  /// The file: header, section table and the aligned sections, checksummed.
+  std::string layOut() const;
 
   func::FuncOp main;
   const TargetDescription &target;
@@ -89,6 +100,14 @@ private:
   std::vector<Value> tensorValues;
   std::vector<std::string> tensorNames;
   MemoryPlan plan;
+
+  std::vector<uint32_t> io;
+  std::vector<dlcx_kernel_t> kernels;
+  std::vector<dlcx_launch_t> launches;
+  std::vector<uint32_t> bindings;
+  std::vector<dlcx_kernel_limits_t> kernelLimits;
+  std::vector<uint64_t> kernelArgs;
+  dlcx_model_t model;
 };
 
 LogicalResult Writer::appendConstant(arith::ConstantOp op) {
@@ -313,14 +332,8 @@ FailureOr<uint32_t> Writer::tensorFor(Value v) {
   return index;
 }
 
-LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
-  strings.add("");
-  if (failed(analyze()))
-    return failure();
+LogicalResult Writer::collectIO() {
   Block &entry = main.getBody().front();
-
-  // Model I/O first, with their ONNX names.
-  std::vector<uint32_t> io;
   for (BlockArgument arg : entry.getArguments()) {
     FailureOr<uint32_t> t = tensorFor(arg);
     if (failed(t))
@@ -354,10 +367,12 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
       return failure();
     io.push_back(*t);
   }
+  return success();
+}
 
-  // Kernels, launches and bindings.
+LogicalResult Writer::collectLaunches() {
+  Block &entry = main.getBody().front();
   llvm::StringMap<uint32_t> kernelIndex;
-  std::vector<dlcx_kernel_t> kernels;
   for (const KernelInfo &k : binary.kernels) {
     dlcx_kernel_t d;
     std::memset(&d, 0, sizeof(d));
@@ -371,8 +386,6 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     kernelIndex[k.name] = kernels.size();
     kernels.push_back(d);
   }
-  std::vector<dlcx_launch_t> launches;
-  std::vector<uint32_t> bindings;
   for (auto launch : entry.getOps<dlc::LaunchOp>()) {
     auto it = kernelIndex.find(launch.getKernel());
     if (it == kernelIndex.end())
@@ -399,12 +412,13 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
       l.grid[i] = info.grid[i];
     launches.push_back(l);
   }
-  // What each kernel was compiled for, for the reader to check launches
-  // against: its grid, its loop iterations per thread, and the bytes of
-  // each buffer (a kernel's launches
-  // all bind tensors of the same types).
-  std::vector<dlcx_kernel_limits_t> kernelLimits(kernels.size());
-  std::vector<uint64_t> kernelArgs;
+  return success();
+}
+
+LogicalResult Writer::collectKernelLimits() {
+  // Its grid, its loop iterations per thread, and the bytes of each
+  // buffer (a kernel's launches all bind tensors of the same types).
+  kernelLimits.assign(kernels.size(), dlcx_kernel_limits_t());
   std::vector<bool> launched(kernels.size());
   for (auto [k, info] : llvm::enumerate(binary.kernels)) {
     for (int i = 0; i < 3; ++i)
@@ -430,9 +444,13 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     }
     launched[l.kernel] = true;
   }
+  return success();
+}
 
+LogicalResult Writer::describeModel() {
+  Block &entry = main.getBody().front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
   ModuleOp module = main->getParentOfType<ModuleOp>();
-  dlcx_model_t model;
   std::memset(&model, 0, sizeof(model));
   model.arena_size = plan.arenaSize;
   model.arena_lower_bound = plan.lowerBound;
@@ -452,7 +470,10 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     return emitError(main->getLoc(), "a kernel needs ")
            << scratch << " bytes of scratch per thread, more than 4 GiB";
   model.cpu_scratch_size = static_cast<uint32_t>(scratch);
+  return success();
+}
 
+std::string Writer::layOut() const {
   // Sections, each aligned; the constants go last so that growing weights
   // do not move the tables.
   std::vector<std::pair<uint32_t, std::string>> sections;
@@ -522,9 +543,20 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
                                     file.size() - DLCX_CHECKSUM_START);
   std::memcpy(&file[offsetof(dlcx_header_t, checksum)], &checksum,
               sizeof(checksum));
+
+  return file;
+}
+
+LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
+  strings.add("");
+  if (failed(analyze()) || failed(collectIO()) || failed(collectLaunches()) ||
+      failed(collectKernelLimits()) || failed(describeModel()))
+    return failure();
+  std::string file = layOut();
   os << file;
 
   if (stats) {
+    ModuleOp module = main->getParentOfType<ModuleOp>();
     if (auto n = module->getAttrOfType<IntegerAttr>(kOnnxNodeCountAttr))
       stats->onnxNodes = n.getInt();
     stats->kernels = kernels.size();
