@@ -56,6 +56,9 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
     ConvChannelsLastOptions channelsLast;
     channelsLast.lanes = std::max<int64_t>(target->vectorBits / 32, 4);
     pm.addNestedPass<func::FuncOp>(createConvChannelsLast(channelsLast));
+    ConstantColumnsLastOptions columnsLast;
+    columnsLast.lanes = channelsLast.lanes;
+    pm.addNestedPass<func::FuncOp>(createConstantColumnsLast(columnsLast));
   }
   pm.addNestedPass<func::FuncOp>(createFormDispatches());
   ConcatInPlaceOptions concatInPlace;

@@ -101,6 +101,31 @@ def CPUInt8Conv : Pass<"dlc-cpu-int8-conv", "mlir::func::FuncOp"> {
   ];
 }
 
+def ConstantColumnsLast : Pass<"dlc-constant-columns-last", "mlir::func::FuncOp"> {
+  let summary = "CPU: a contraction's constant operand laid out with the output's columns innermost";
+  let description = [{
+    CPU kernels vectorize a contraction along the output's innermost dim,
+    loading vectors of the input that dim indexes. For a `linalg.generic`
+    with two inputs and a reduction whose output's innermost dim (of at
+    least `lanes` iterations) indexes only one input, and that input keeps
+    a reduction as its innermost dim (Gemm with transB, the input and
+    recurrence weights of LSTM and GRU), and the input is an f32 constant
+    (also through static slices and reshapes of one): the constant is
+    transposed at compile time so that the output's columns are its
+    innermost dim, and the op reads it through the permuted indexing map.
+    Every product and sum stays as it was.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", "16",
+           "f32 lanes in the target's vectors (fewer columns: left alone)">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "Constant operands laid out anew">,
+  ];
+}
+
 def ConvChannelsLast : Pass<"dlc-conv-channels-last", "mlir::func::FuncOp"> {
   let summary = "CPU: convolutions on small images vectorize along output channels";
   let description = [{

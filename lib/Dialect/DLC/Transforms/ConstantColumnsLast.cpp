@@ -1,0 +1,212 @@
+//===- ConstantColumnsLast.cpp - the dlc-constant-columns-last pass -------===//
+//
+// CPU kernels vectorize a contraction along the output's innermost dim (its
+// columns), loading vectors of the operand that dim indexes. A weight that
+// keeps the reduction innermost instead - a Gemm with transB, an LSTM's or
+// GRU's input and recurrence weights [gates][input] - has no unit-stride
+// column, and its contraction falls back to a dot product per output. The
+// weight is known at compile time: this pass transposes it once so that the
+// columns are its innermost dim, and the contraction reads it through the
+// permuted map. Nothing else changes: the same values meet in the same
+// order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_CONSTANTCOLUMNSLAST
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// Constants larger than this stay as they are (a copy of each is made).
+constexpr int64_t kMaxElements = int64_t(1) << 26;
+
+/// The f32 values of `v` in row-major order when it is a constant, or a
+/// static slice or reshape of one; also the name of the resource it comes
+/// from (empty for an inline constant).
+std::optional<std::vector<float>> constantValues(Value v, std::string &key) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      type.getNumElements() > kMaxElements)
+    return std::nullopt;
+  if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
+    std::vector<float> values(type.getNumElements());
+    if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
+      ArrayRef<char> data = res.getData();
+      if (data.size() != values.size() * sizeof(float))
+        return std::nullopt; // released or malformed: leave it alone
+      std::memcpy(values.data(), data.data(), data.size());
+      key = res.getRawHandle().getKey().str();
+      return values;
+    }
+    if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+      llvm::copy(dense.getValues<float>(), values.begin());
+      return values;
+    }
+    return std::nullopt;
+  }
+  if (auto reshape = v.getDefiningOp<tensor::CollapseShapeOp>())
+    return constantValues(reshape.getSrc(), key);
+  if (auto reshape = v.getDefiningOp<tensor::ExpandShapeOp>())
+    return constantValues(reshape.getSrc(), key);
+  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride() ||
+      ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(slice.getStaticSizes()))
+    return std::nullopt;
+  std::optional<std::vector<float>> source =
+      constantValues(slice.getSource(), key);
+  if (!source)
+    return std::nullopt;
+  ArrayRef<int64_t> srcShape = slice.getSourceType().getShape();
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  int64_t rank = srcShape.size();
+  SmallVector<int64_t> srcStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    srcStrides[d] = srcStrides[d + 1] * srcShape[d + 1];
+  // Elements of the slice in row-major order (dropped unit dims change
+  // nothing in that order).
+  std::vector<float> values;
+  values.reserve(type.getNumElements());
+  SmallVector<int64_t> at(rank, 0);
+  for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
+    int64_t linear = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      linear += (offsets[d] + at[d]) * srcStrides[d];
+    values.push_back((*source)[linear]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++at[d] < sizes[d])
+        break;
+      at[d] = 0;
+    }
+  }
+  return values;
+}
+
+struct ConstantColumnsLastPass
+    : public dlc::impl::ConstantColumnsLastBase<ConstantColumnsLastPass> {
+  using Base::Base;
+
+  /// The input of `op` to lay out anew and the position, among its dims,
+  /// of the output's columns; nothing when no input qualifies.
+  std::optional<std::pair<unsigned, unsigned>>
+  candidate(linalg::GenericOp op) const {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        op.getNumReductionLoops() == 0 || !op.hasPureTensorSemantics())
+      return std::nullopt;
+    AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (out.getNumResults() == 0)
+      return std::nullopt;
+    auto column = dyn_cast<AffineDimExpr>(out.getResults().back());
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (!column || ShapedType::isDynamic(ranges[column.getPosition()]) ||
+        ranges[column.getPosition()] < lanes)
+      return std::nullopt;
+    for (unsigned i = 0; i < 2; ++i) {
+      AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(i));
+      AffineMap other = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - i));
+      if (!map.isProjectedPermutation(/*allowZeroInResults=*/false) ||
+          map.getNumResults() < 2 ||
+          other.isFunctionOfDim(column.getPosition()))
+        continue;
+      // The columns index this input, but not as its innermost dim, which
+      // is a reduction.
+      std::optional<unsigned> at = map.getResultPosition(column);
+      auto last = cast<AffineDimExpr>(map.getResults().back());
+      if (!at || *at == map.getNumResults() - 1 ||
+          op.getIteratorTypesArray()[last.getPosition()] !=
+              utils::IteratorType::reduction)
+        continue;
+      return std::make_pair(i, *at);
+    }
+    return std::nullopt;
+  }
+
+  void rewrite(linalg::GenericOp op, unsigned input, unsigned column) {
+    Value w = op.getDpsInputs()[input];
+    std::string key;
+    std::optional<std::vector<float>> values = constantValues(w, key);
+    if (!values)
+      return;
+    auto type = cast<RankedTensorType>(w.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = shape.size();
+    // The new order of dims: all but the columns, then the columns.
+    SmallVector<int64_t> order;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != column)
+        order.push_back(d);
+    order.push_back(column);
+    SmallVector<int64_t> newShape;
+    for (int64_t d : order)
+      newShape.push_back(shape[d]);
+    SmallVector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    std::vector<float> moved;
+    moved.reserve(values->size());
+    SmallVector<int64_t> at(rank, 0); // in the new order
+    for (size_t i = 0; i < values->size(); ++i) {
+      int64_t linear = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        linear += at[d] * strides[order[d]];
+      moved.push_back((*values)[linear]);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++at[d] < newShape[d])
+          break;
+        at[d] = 0;
+      }
+    }
+
+    // With the graph's other constants, at the function's start (not in
+    // the loop of a recurrence): a weight, not a value of one kernel.
+    auto func = op->getParentOfType<FunctionOpInterface>();
+    OpBuilder b = OpBuilder::atBlockBegin(&func.getFunctionBody().front());
+    auto movedType = RankedTensorType::get(newShape, type.getElementType());
+    ElementsAttr attr;
+    if (!key.empty()) {
+      ArrayRef<char> bytes(reinterpret_cast<const char *>(moved.data()),
+                           moved.size() * sizeof(float));
+      attr = DenseResourceElementsAttr::get(
+          movedType, key + ".columns_last",
+          HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float)));
+    } else {
+      attr = DenseElementsAttr::get(movedType, ArrayRef<float>(moved));
+    }
+    Value cst = arith::ConstantOp::create(b, op.getLoc(), attr);
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
+    SmallVector<AffineExpr> results;
+    for (int64_t d : order)
+      results.push_back(map.getResult(d));
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    maps[input] = AffineMap::get(map.getNumDims(), 0, results, b.getContext());
+    op.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
+    op->setOperand(input, cst);
+    ++numRewritten;
+  }
+
+  void runOnOperation() override {
+    SmallVector<std::tuple<linalg::GenericOp, unsigned, unsigned>> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (auto c = candidate(op))
+        work.emplace_back(op, c->first, c->second);
+    });
+    for (auto [op, input, column] : work)
+      rewrite(op, input, column);
+  }
+};
+
+} // namespace
