@@ -1363,12 +1363,41 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
       for (unsigned r : k.reductions)
         ivs[r] = cst(at, 0);
       outIdx.push_back(indices(at, loc, maps.back(), ivs));
-      accs.push_back(around.fill
-                         ? Value(vector::BroadcastOp::create(at, loc, vecType,
-                                                             around.fillValue))
-                         : loadVector(at, out, outIdx.back(),
-                                      j == n - 1 ? mask : Value(), zero));
     }
+  // The accumulators start as the fill's value, or as the partial sums of
+  // the chunks before (in the temporary); in chunks, from the fill in the
+  // first one only.
+  auto loadPartial = [&](OpBuilder &bb) {
+    SmallVector<Value> loaded;
+    for (auto [j, idx] : llvm::enumerate(outIdx))
+      loaded.push_back(loadVector(
+          bb, out, idx, static_cast<int64_t>(j % n) == n - 1 ? mask : Value(),
+          zero));
+    return loaded;
+  };
+  auto broadcastFill = [&](OpBuilder &bb) {
+    return SmallVector<Value>(
+        outIdx.size(),
+        vector::BroadcastOp::create(bb, loc, vecType, around.fillValue));
+  };
+  if (!around.fill) {
+    accs = loadPartial(at);
+  } else if (!chunk0) {
+    for (size_t j = 0; j < outIdx.size(); ++j)
+      accs.push_back(
+          vector::BroadcastOp::create(at, loc, vecType, around.fillValue));
+  } else {
+    Value first = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq,
+                                        chunk0, cst(at, 0));
+    auto start = scf::IfOp::create(
+        at, loc, SmallVector<Type>(outIdx.size(), vecType), first,
+        /*withElseRegion=*/true);
+    OpBuilder thenB = start.getThenBodyBuilder();
+    scf::YieldOp::create(thenB, loc, broadcastFill(thenB));
+    OpBuilder elseB = start.getElseBodyBuilder();
+    scf::YieldOp::create(elseB, loc, loadPartial(elseB));
+    accs.assign(start.getResults().begin(), start.getResults().end());
+  }
   SmallVector<scf::ForOp> nest;
   OpBuilder in = at;
   ValueRange carried = accs;
@@ -1441,14 +1470,38 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
     scf::YieldOp::create(y, loc, nest[l].getResults());
   }
   at.setInsertionPointAfter(nest.front());
-  for (auto [j, r] : llvm::enumerate(nest.front().getResults())) {
-    bool last = static_cast<int64_t>(j % n) == n - 1;
-    if (around.epilogue)
-      storeEpilogue(at, r, outIdx[j], last ? mask : Value());
-    else if (last && mask)
-      vector::MaskedStoreOp::create(at, loc, out, outIdx[j], mask, r);
-    else
-      vector::StoreOp::create(at, loc, r, out, outIdx[j]);
+  // The sums go through the epilogue into its output, or (between chunks)
+  // into the temporary; in chunks, through the epilogue after the last.
+  ValueRange sums = nest.front().getResults();
+  auto storePartial = [&](OpBuilder &bb) {
+    for (auto [j, r] : llvm::enumerate(sums)) {
+      bool last = static_cast<int64_t>(j % n) == n - 1;
+      if (last && mask)
+        vector::MaskedStoreOp::create(bb, loc, out, outIdx[j], mask, r);
+      else
+        vector::StoreOp::create(bb, loc, r, out, outIdx[j]);
+    }
+  };
+  auto storeFinal = [&](OpBuilder &bb) {
+    for (auto [j, r] : llvm::enumerate(sums)) {
+      bool last = static_cast<int64_t>(j % n) == n - 1;
+      storeEpilogue(bb, r, outIdx[j], last ? mask : Value());
+    }
+  };
+  if (!around.epilogue) {
+    storePartial(at);
+  } else if (!chunk0) {
+    storeFinal(at);
+  } else {
+    Value last = arith::CmpIOp::create(
+        at, loc, arith::CmpIPredicate::eq, chunk0,
+        cst(at, trips[k.reductions.front()] - plan.chunk));
+    auto finish = scf::IfOp::create(at, loc, TypeRange(), last,
+                                    /*withElseRegion=*/true);
+    OpBuilder thenB = finish.getThenBodyBuilder();
+    storeFinal(thenB);
+    OpBuilder elseB = finish.getElseBodyBuilder();
+    storePartial(elseB);
   }
 }
 
@@ -1481,11 +1534,12 @@ void RegisterTileEmitter::forEachColBlock(OpBuilder at, ColBody body) {
 
 void RegisterTileEmitter::run() {
   rewriter.setInsertionPoint(op);
-  // A reduction in chunks stores and reloads its accumulators between
-  // chunks: the fill and the epilogue stay as they are.
+  // A reduction in chunks keeps its partial sums in the temporary between
+  // chunks: the fill's value starts the first chunk, the epilogue ends the
+  // last.
   unsigned r0 = k.reductions.front();
-  if (plan.chunk == trips[r0])
-    around = surroundingsOf(op);
+  bool chunked = plan.chunk < trips[r0];
+  around = surroundingsOf(op);
   if (around.fill && around.fillValue.getType() != accType)
     around.fill = nullptr;
   // With the epilogue, the nest goes where the epilogue was: what it
@@ -1495,7 +1549,7 @@ void RegisterTileEmitter::run() {
   if (plan.splitPhases)
     splitPhases();
   OpBuilder start = rewriter;
-  if (plan.chunk < trips[r0])
+  if (chunked)
     chunk0 = loop(start, 0, trips[r0], plan.chunk);
   if (plan.columnsOuter) {
     forEachColBlock(
@@ -1521,7 +1575,8 @@ void RegisterTileEmitter::run() {
     rewriter.eraseOp(around.epilogue);
   if (around.fill)
     rewriter.eraseOp(around.fill);
-  if (around.epilogue && around.fill) {
+  // The temporary, unless chunks keep their partial sums there.
+  if (around.epilogue && around.fill && !chunked) {
     for (Operation *user : llvm::make_early_inc_range(around.alloc->getUsers()))
       if (isa<memref::DeallocOp>(user))
         rewriter.eraseOp(user);

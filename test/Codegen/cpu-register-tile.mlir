@@ -407,13 +407,29 @@ func.func @kept_epilogues(%x: memref<16x16xf32>, %w: memref<16x16xf32>, %y: memr
 // -----
 
 // A reduction long enough to run in chunks (256 x 80 bytes of operands per
-// block > chunk-bytes) stores and reloads its accumulators between chunks:
-// the fill and the epilogue stay.
+// block > chunk-bytes) keeps its partial sums in the temporary between
+// chunks: the first chunk starts from the fill's value, the others from
+// the temporary; the last one applies the epilogue and stores into its
+// output, the others store into the temporary. Neither the fill nor the
+// epilogue stays a pass of its own.
 // CHECK-LABEL: func.func @chunked_epilogue
-// CHECK: memref.alloc
-// CHECK: linalg.generic {{.*}}ins(%{{.*}} : f32)
+// CHECK: %[[T:.*]] = memref.alloc() : memref<8x16xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[K0:.*]] = %c0{{.*}} to %c256{{.*}} step %[[STEP:.*]] {
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0
+// CHECK: scf.if %[[FIRST]] -> (vector<8xf32>
+// CHECK:   vector.broadcast %cst : f32 to vector<8xf32>
+// CHECK: } else {
+// CHECK:   vector.load %[[T]]
 // CHECK: vector.fma
-// CHECK: linalg.generic
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[K0]], %c{{[0-9]+}}
+// CHECK: scf.if %[[LAST]] {
+// CHECK:   arith.negf %{{.*}} : vector<8xf32>
+// CHECK:   vector.store %{{.*}}, %arg2
+// CHECK: } else {
+// CHECK:   vector.store %{{.*}}, %[[T]]
+// CHECK-NOT: linalg.generic
+// CHECK: return
 #ca = affine_map<(f, k, p) -> (k, p)>
 #cb = affine_map<(f, k, p) -> (f, k)>
 #cc = affine_map<(f, k, p) -> (f, p)>

@@ -389,11 +389,13 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     around the whole nest, so that each chunk's operands are reused from
     cache. When the output is a temporary (a tile of the kernel's) that a
     constant fill initializes and one elementwise op then maps into the
-    kernel's output (bias, batch norm, activation, residual add), and the
-    reduction is not chunked, the accumulators start as that constant in
-    registers and the elementwise op runs on them as vectors before the
-    store (also through another reshape of the temporary, by its linear
-    offset): the temporary, its fill and the second pass over it go. Ops that
+    kernel's output (bias, batch norm, activation, residual add), the
+    accumulators start as that constant in registers and the elementwise op
+    runs on them as vectors before the store (also through another reshape
+    of the temporary, by its linear offset): the fill and the second pass
+    over the temporary go, and so does the temporary unless the reduction
+    runs in chunks, which keep their partial sums there (the first chunk
+    starts from the constant, the last applies the elementwise op). Ops that
     do not fit are left alone.
 
     Integer contractions out(i32) += ext(a(i8)) * ext(b(i8)) (each input
