@@ -2,14 +2,15 @@
 """Runs a bundle of compiled artifacts on the machine that has the device.
 
 dlc compiles ahead of time, so the machine that runs a model needs neither
-the compiler nor ONNX Runtime: `scripts/node_tests.py --bundle DIR` and
-`scripts/zoo/check.py --bundle DIR` write artifacts, inputs, reference
+the compiler nor ONNX Runtime: `python -m scripts.node_tests --bundle DIR` and
+`python -m scripts.zoo.check --bundle DIR` write artifacts, inputs, reference
 outputs and a `cases.json` into DIR, and this script (Python's standard
 library only, so it runs on a board or a GPU server as they are) runs each
 case with dlc-run there and reports what the references say.
 
-  scripts/bundle_run.py DIR --dlc-run PATH/dlc-run
-  scripts/bundle_run.py DIR --dlc-run dlc-run --bench 50 --json results.json
+  python -m scripts.bundle_run DIR --dlc-run PATH/dlc-run
+  python -m scripts.bundle_run DIR --dlc-run dlc-run --bench 50 \\
+      --json results.json
 
 A case passes when dlc-run exits 0 (every --expect within the tolerances
 written into the case). Exit status: 0 when every case passed, 1 otherwise.

@@ -12,8 +12,8 @@ folder each with `model.onnx` and `test_data_set_0/*.pb` like the node
 tests, with outputs computed by ONNX Runtime. Run them like node tests (the
 harness binds an integer or boolean input when a condition needs it):
 
-  scripts/control_flow_tests.py --out DIR
-  scripts/node_tests.py --data-dir DIR --targets cpu,vulkan \\
+  python -m scripts.control_flow_tests --out DIR
+  python -m scripts.node_tests --data-dir DIR --targets cpu,vulkan \\
       --expectations test/conformance/control-flow-tests.expected
 
 Deterministic (fixed seed); nothing is downloaded.
@@ -25,7 +25,7 @@ import sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from quant_tests import fresh_dir, generator_main, write
+from scripts.quant_tests import fresh_dir, generator_main, write
 
 DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/control-flow-tests")
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL

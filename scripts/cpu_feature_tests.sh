@@ -118,7 +118,7 @@ expect_run "x86 +avx2,+fma on Haswell matches the host" \
 # and int64-to-float conversion, which nothing provides to the loaded
 # kernels: those models are refused at load, naming the helper (expected
 # failures, listed here; a fix makes them unexpected passes to record).
-"$venv/bin/python" "$root/scripts/zoo/models.py" --out "$zoo" \
+PYTHONPATH="$root" "$venv/bin/python" -m scripts.zoo.models --out "$zoo" \
   --models squeezenet1_1,qoperator_cnn,bert_tiny,nbits_decoder_lm,qdynamic_crnn \
   >/dev/null
 bert_pins=(--input-shape input_ids=1,128 --input-shape attention_mask=1,128

@@ -14,7 +14,7 @@ model=${1:-mobilenetv2}
 
 target=$("$root/scripts/best_target.sh")
 echo "demo: best target present: $target"
-"$venv/bin/python" "$root/scripts/zoo/models.py" --out "$models" >/dev/null
+PYTHONPATH="$root" "$venv/bin/python" -m scripts.zoo.models --out "$models" >/dev/null
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,5 +30,5 @@ echo "demo: dlc-compile $model.onnx --target=$target $pin"
 echo "demo: dlc-run $model.dlcx --bench 20"
 "$build/bin/dlc-run" "$work/$model.dlcx" --bench 20
 echo "demo: comparing with ONNX Runtime"
-"$venv/bin/python" "$root/scripts/zoo/check.py" --build "$build" \
+PYTHONPATH="$root" "$venv/bin/python" -m scripts.zoo.check --build "$build" \
   --targets "$target" --models "$model"

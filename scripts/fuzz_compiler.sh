@@ -57,8 +57,8 @@ if [ ! -d "$seeds" ]; then
     done
   done
   zoo=$HOME/.cache/dlc/models  # scripts/zoo/models.py's default
-  "$venv/bin/python" "$root/scripts/zoo/models.py" --out "$zoo" >/dev/null
-  "$venv/bin/python" "$root/scripts/fuzz_seeds.py" --models "$zoo" \
+  PYTHONPATH="$root" "$venv/bin/python" -m scripts.zoo.models --out "$zoo" >/dev/null
+  PYTHONPATH="$root" "$venv/bin/python" -m scripts.fuzz_seeds --models "$zoo" \
     --out "$seeds.tmp" >/dev/null
   mv "$seeds.tmp" "$seeds"
 fi

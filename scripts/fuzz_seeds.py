@@ -5,7 +5,7 @@ ConstantOfShape node of its shape and type, so the graph, its shapes and its
 small constants (shape operands, axes, scales) stay as they are while the
 file shrinks from megabytes to kilobytes; dynamic input dims become 1.
 
-  scripts/fuzz_seeds.py --models ~/.cache/dlc/models --out DIR
+  python -m scripts.fuzz_seeds --models ~/.cache/dlc/models --out DIR
 
 The models come from scripts/zoo/models.py (run it first).
 """

@@ -8,16 +8,15 @@ are graph inputs: the artifacts stay a few kilobytes (dlc-run feeds them
 deterministic random inputs), so old and new compilers' kernels can be
 carried to a GPU machine and timed side by side.
 
-  scripts/gpu_layers.py OUT_DIR          # writes OUT_DIR/<layer>.onnx
-  scripts/gpu_layers.py --list
+  python -m scripts.gpu_layers OUT_DIR          # writes OUT_DIR/<layer>.onnx
+  python -m scripts.gpu_layers --list
 """
 
 import argparse
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "zoo"))
-import zoo_env  # noqa: E402  (re-executes with the venv if needed)
+from scripts.zoo import zoo_env  # (re-executes with the venv if needed)
 
 zoo_env.ensure()
 import onnx  # noqa: E402

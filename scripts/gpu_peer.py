@@ -11,7 +11,7 @@ picks its algorithms (benchmark mode) before capture.
 Needs a CUDA GPU, torch, torchvision and transformers: it runs on the GPU
 machine, not in CI.
 
-  python3 scripts/gpu_peer.py [--runs 200] [--models resnet18,...]
+  python -m scripts.gpu_peer [--runs 200] [--models resnet18,...]
 """
 
 import argparse

@@ -10,7 +10,7 @@ the function evaluated in float64 by numpy. For scale it also reports the
 error of numpy's own float32 evaluation (the C library's float functions
 or numpy's SIMD versions of them) on the same inputs.
 
-    scripts/math_accuracy.py --build BUILD [--targets cpu,vulkan]
+    python -m scripts.math_accuracy --build BUILD [--targets cpu,vulkan]
                              [--points N] [--check]
 
 Errors are in float32 ULPs of the float64 reference (rounded to float32),

@@ -12,7 +12,7 @@ multiply-adds one iteration does (vector FMA instructions times lanes), the
 cycles per iteration llvm-mca predicts, and the multiply-adds per cycle
 that gives; the core's peak is 2 FMA pipes times the lanes.
 
-    scripts/mca_hot_loops.py --build BUILD MODEL.onnx
+    python -m scripts.mca_hot_loops --build BUILD MODEL.onnx
         [--target cpu:aarch64-linux-gnu] [--mcpu cortex-a76,cortex-a55]
         [--top 3] [-- DLC_COMPILE_ARGS...]
 

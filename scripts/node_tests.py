@@ -11,11 +11,11 @@ file does not list is compared with its family's listed target (cuda:sm_90
 with cuda:sm_87, cpu:<triple> with cpu, vulkan:+f with vulkan), and the run
 says so.
 
-  scripts/node_tests.py --build build                       # cpu, check
-  scripts/node_tests.py --targets cpu,vulkan --update       # rewrite list
-  scripts/node_tests.py --filter 'test_conv' --verbose      # a subset
-  scripts/node_tests.py --report docs/conformance.md        # the doc page
-  scripts/node_tests.py --targets cuda:sm_90 --bundle B     # run B elsewhere
+  python -m scripts.node_tests --build build                    # cpu, check
+  python -m scripts.node_tests --targets cpu,vulkan --update    # rewrite list
+  python -m scripts.node_tests --filter 'test_conv' --verbose   # a subset
+  python -m scripts.node_tests --report docs/conformance.md     # the doc page
+  python -m scripts.node_tests --targets cuda:sm_90 --bundle B  # run B there
 """
 
 import argparse
@@ -32,9 +32,8 @@ import time
 
 import onnx
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bundle  # noqa: E402
-from targets import split_targets  # noqa: E402
+from scripts import bundle
+from scripts.targets import split_targets
 
 # The operators the frontend issue lists, by family (docs/conformance.md
 # reports per family; the denominator is the node tests whose operators
@@ -248,7 +247,8 @@ def family_expectations(expected, targets):
 
 def write_expectations(path, results, old):
     lines = ["# Known node-test failures: TARGET TEST STATUS  # reason",
-             "# Regenerate with scripts/node_tests.py --update; keep reasons",
+             "# Regenerate with python -m scripts.node_tests --update; keep "
+             "reasons",
              "# accurate (they are reviewed)."]
     for (target, name), (status, msg) in sorted(results.items()):
         if status == "pass":
@@ -468,7 +468,7 @@ def main():
         write_expectations(args.expectations, merged, expected)
     if args.report:
         write_report(args.report, results, tests, excluded, targets,
-                     "scripts/node_tests.py --targets %s --report %s" %
+                     "python -m scripts.node_tests --targets %s --report %s" %
                      (args.targets, os.path.relpath(args.report, ROOT)))
 
     for t in targets:

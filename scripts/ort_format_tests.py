@@ -13,8 +13,8 @@ have none of the com.microsoft ones. This script writes tests of each at
 the sizes models use, one folder each in the node-test layout, outputs by
 ONNX Runtime:
 
-  scripts/ort_format_tests.py --out DIR
-  scripts/node_tests.py --data-dir DIR --targets cpu,vulkan \\
+  python -m scripts.ort_format_tests --out DIR
+  python -m scripts.node_tests --data-dir DIR --targets cpu,vulkan \\
       --expectations test/conformance/ort-format-tests.expected
 
 Deterministic (fixed seeds); nothing is downloaded.
@@ -26,7 +26,7 @@ import sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from quant_tests import fresh_dir, generator_main, write
+from scripts.quant_tests import fresh_dir, generator_main, write
 
 DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/ort-format-tests")
 F32 = TensorProto.FLOAT

@@ -22,8 +22,8 @@ that must fold into its Conv), this script:
        bound per model), and
      - --quant-report's JSON names every quantized layer with finite errors.
 
-  scripts/ptq_tests.py --build build --targets cpu,vulkan,vulkan:+dot8 \\
-      --zoo mobilenetv2
+  python -m scripts.ptq_tests --build build \\
+      --targets cpu,vulkan,vulkan:+dot8 --zoo mobilenetv2
 
 --zoo adds models of the zoo (MobileNetV2: 53 quantized layers) with the
 minmax and entropy methods, calibrated on their manifest's input
@@ -41,7 +41,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import numpy as np
@@ -49,10 +48,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "zoo"))
-from common import add_tool_args, find_tools  # noqa: E402
-from targets import split_targets  # noqa: E402
+from scripts.targets import split_targets
+from scripts.zoo.common import add_tool_args, find_tools
 
 METHODS = ["minmax", "percentile:99.9", "entropy", "mse"]
 
@@ -162,8 +159,8 @@ def zoo_model(name, mdir):
     """A float model of the zoo with calibration (8) and evaluation (4)
     samples drawn from its manifest's input distributions: its path,
     input shapes, dlc-compile flags and the error bound against float."""
-    import common as zoo_common
-    import models as zoo_models
+    from scripts.zoo import common as zoo_common
+    from scripts.zoo import models as zoo_models
     manifest = zoo_models.ensure_models(names=[name])
     entry = manifest["models"][name]
     path = os.path.join(manifest["dir"], entry["file"])

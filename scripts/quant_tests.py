@@ -12,8 +12,9 @@ each with `model.onnx` and `test_data_set_0/{input,output}_N.pb` like the
 node tests, with outputs computed by ONNX Runtime, so that node_tests.py
 runs them unchanged:
 
-  scripts/quant_tests.py --out DIR
-  scripts/node_tests.py --data-dir DIR --targets cpu,vulkan,vulkan:+dot8 \\
+  python -m scripts.quant_tests --out DIR
+  python -m scripts.node_tests --data-dir DIR \\
+      --targets cpu,vulkan,vulkan:+dot8 \\
       --expectations test/conformance/quant-tests.expected
 
 Deterministic (fixed seeds); nothing is downloaded.

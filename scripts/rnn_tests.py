@@ -12,8 +12,8 @@ input_forget, layout 1 (ORT lacks it: its references are ORT's outputs for
 the same layer in layout 0, transposed), other activation functions, GRU's
 linear_before_reset either way. Run them like node tests:
 
-  scripts/rnn_tests.py --out DIR
-  scripts/node_tests.py --data-dir DIR --targets cpu,vulkan \\
+  python -m scripts.rnn_tests --out DIR
+  python -m scripts.node_tests --data-dir DIR --targets cpu,vulkan \\
       --expectations test/conformance/rnn-tests.expected
 
 Deterministic (fixed seeds); nothing is downloaded.
@@ -26,7 +26,7 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
-from quant_tests import fresh_dir, generator_main, write
+from scripts.quant_tests import fresh_dir, generator_main, write
 
 DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/rnn-tests")
 F32, I32 = TensorProto.FLOAT, TensorProto.INT32

@@ -54,7 +54,7 @@ sanitized_node_tests='^test_(conv_|convtranspose|gemm_|matmul|maxpool_2d|'\
 sanitize="$build/sanitize"
 "$sanitize/bin/dlc-unittests" --gtest_brief=1
 "${LLVM_LIT:-/usr/lib/llvm-22/bin/lit}" -sv "$sanitize/test"
-"${DLC_VENV:-$HOME/.cache/dlc/venv}/bin/python" "$root/scripts/node_tests.py" \
+PYTHONPATH="$root" "${DLC_VENV:-$HOME/.cache/dlc/venv}/bin/python" -m scripts.node_tests \
   --build "$sanitize" --targets cpu --jobs "${DLC_JOBS:-$(nproc)}" \
   --filter "$sanitized_node_tests"
 # A fixed seed and count: the same inputs on every run (a crash found by a

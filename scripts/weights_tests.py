@@ -24,8 +24,8 @@ and not; int8 per channel and in blocks):
      to the same kernels and agrees with ONNX Runtime running it as
      written.
 
-  scripts/weights_tests.py --build build --targets cpu,vulkan,cuda:sm_87 \\
-      --zoo
+  python -m scripts.weights_tests --build build \\
+      --targets cpu,vulkan,cuda:sm_87 --zoo
 
 CUDA targets are compiled only. Deterministic (fixed seeds); nothing is
 downloaded. Exits non-zero on the first failing check.
@@ -43,10 +43,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from targets import split_targets  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from scripts.targets import split_targets
 
 # (--weights value, bound on the relative RMS error against float of the
 # small model's output, the config with which ORT's quantizer writes the
@@ -326,8 +323,7 @@ def main():
         check_qdq_format("mlp", small_model(np.random.default_rng(5)), args,
                          work)
         if args.zoo:
-            sys.path.insert(0, os.path.join(ROOT, "scripts", "zoo"))
-            import models as zoo
+            from scripts.zoo import models as zoo
             manifest = zoo.ensure_models(names=["decoder_lm"])
             entry = manifest["models"]["decoder_lm"]
             specs = {s["name"]: s for s in entry["inputs"]}

@@ -43,8 +43,8 @@ quant_pre_process. The QDQ model is compiled with a plain
 `dlc-compile qdq.onnx --target=cpu` and also run in ORT (the analogue of
 --emit=qdq-onnx).
 
-  scripts/quant/make_data.py --out DATA
-  scripts/quant/accuracy.py --build build --data DATA \\
+  python -m scripts.quant.make_data --out DATA
+  python -m scripts.quant.accuracy --build build --data DATA \\
       --models orientation,layout --methods minmax,percentile,entropy,mse \\
       [--doc docs/quantization.md] [--stand-in-ort] [--eval N] [--jobs 2]
       [--quant-flag=--keep-float=auto:0.05 ...]
@@ -64,20 +64,17 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 
 if __name__ == "__main__":
-    import env
+    from scripts.quant import env
     env.ensure(("numpy", "onnx", "onnxruntime"))
 
 import numpy as np  # noqa: E402  (after the environment check)
 
-import models as M  # noqa: E402
-
-sys.path.append(os.path.join(os.path.dirname(HERE), "zoo"))
-import common as zoo_common  # noqa: E402
+from scripts.quant import models as M  # noqa: E402
+from scripts.zoo import common as zoo_common  # noqa: E402
 
 DEFAULT_WORK = os.path.expanduser("~/.cache/dlc/quant/work")
 METHODS = ("minmax", "percentile", "entropy", "mse")
@@ -147,7 +144,7 @@ def samples(data, model, split):
     """Sorted sample folders of DATA/<model>/<split>."""
     d = os.path.join(data, model, split)
     if not os.path.isdir(d):
-        die("%s is missing; run scripts/quant/make_data.py --out %s" % (
+        die("%s is missing; run python -m scripts.quant.make_data --out %s" % (
             d, data))
     return [os.path.join(d, s) for s in sorted(os.listdir(d))
             if os.path.isdir(os.path.join(d, s))]
@@ -582,7 +579,7 @@ def main():
                                              time.time() - t_start))
     if args.doc:
         import onnxruntime
-        argv = ["scripts/quant/accuracy.py"] + sys.argv[1:]
+        argv = ["python", "-m", "scripts.quant.accuracy"] + sys.argv[1:]
         command = shlex.join(argv).replace(os.path.expanduser("~") + "/",
                                            "~/")
         body = ("```\n%s\n```\n\n%s\n\n%s" % (

@@ -10,6 +10,8 @@ import importlib
 import os
 import sys
 
+from scripts.zoo.zoo_env import main_argv
+
 NEEDED = ("numpy", "onnx", "onnxruntime", "cv2", "PIL")
 
 
@@ -29,7 +31,7 @@ def ensure(modules=NEEDED):
     if (os.path.exists(python) and not os.environ.get("DLC_QUANT_REEXEC")
             and os.path.realpath(python) != os.path.realpath(sys.executable)):
         os.environ["DLC_QUANT_REEXEC"] = "1"
-        os.execv(python, [python] + sys.argv)
+        os.execv(python, [python] + main_argv())
     sys.exit("error: this Python (%s) lacks the module %s; run "
              "scripts/setup.sh, which installs scripts/requirements.txt "
              "into %s" % (sys.executable, missing, venv))

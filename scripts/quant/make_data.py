@@ -54,9 +54,9 @@ Size: orientation 232 x 0.6 MB = 140 MB; layout 232 x 5.8 MB = 1.35 GB
 (an input of 1x3x800x608 float32 is 5.8 MB). --eval and --calib change the
 counts, e.g. `--eval 30` keeps everything under 300 MB.
 
-  scripts/quant/make_data.py --out DIR [--models orientation,layout]
-                             [--calib 32] [--eval 200] [--jobs 2]
-  scripts/quant/make_data.py --out DIR --preview PNGDIR   # also the images
+  python -m scripts.quant.make_data --out DIR [--models orientation,layout]
+                                    [--calib 32] [--eval 200] [--jobs 2]
+  python -m scripts.quant.make_data --out DIR --preview PNGDIR  # also images
 
 Already complete sets (same counts, same generator version) are kept.
 """
@@ -72,8 +72,7 @@ import sys
 import zlib
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import env
+    from scripts.quant import env
     env.ensure()
 
 import numpy as np  # noqa: E402  (after the environment check)

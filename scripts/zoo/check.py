@@ -12,12 +12,12 @@ scripts/bundle_run.py on the machine that runs them (the GPU's, the board,
 or QEMU). Prints one row per model and target and, for every failure, the
 commands that reproduce it. Exits 1 when anything fails.
 
-  scripts/zoo/check.py --build build
-  scripts/zoo/check.py --build build --targets cpu,vulkan,cuda:sm_87
-  scripts/zoo/check.py --dlc-compile B/bin/dlc-compile --dlc-run R/dlc-run \\
-      --models resnet18,bert_tiny
-  scripts/zoo/check.py --targets cuda:sm_87 --bundle B  # run B on the GPU
-  scripts/zoo/check.py --list
+  python -m scripts.zoo.check --build build
+  python -m scripts.zoo.check --build build --targets cpu,vulkan,cuda:sm_87
+  python -m scripts.zoo.check --dlc-compile B/bin/dlc-compile \\
+      --dlc-run R/dlc-run --models resnet18,bert_tiny
+  python -m scripts.zoo.check --targets cuda:sm_87 --bundle B  # run B on a GPU
+  python -m scripts.zoo.check --list
 """
 
 import argparse
@@ -31,18 +31,14 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import zoo_env  # noqa: E402
+from scripts.zoo import zoo_env
 
 zoo_env.ensure()
 import numpy as np  # noqa: E402
 
-import common  # noqa: E402
-import models  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import bundle  # noqa: E402
-from targets import split_targets  # noqa: E402
+from scripts import bundle  # noqa: E402
+from scripts.targets import split_targets  # noqa: E402
+from scripts.zoo import common, models  # noqa: E402
 
 
 STATUS_OK = ("pass", "compiled")

@@ -13,9 +13,9 @@ ranges, the --input-shape pins, comparison tolerances, node counts by op type)
 are written to a cache directory and regenerated only when this generator
 changes.
 
-  scripts/zoo/models.py                      # into ~/.cache/dlc/models
-  scripts/zoo/models.py --out DIR --force    # regenerate everything
-  scripts/zoo/models.py --list               # names and descriptions
+  python -m scripts.zoo.models                      # into ~/.cache/dlc/models
+  python -m scripts.zoo.models --out DIR --force    # regenerate everything
+  python -m scripts.zoo.models --list               # names and descriptions
 """
 
 import argparse
@@ -26,16 +26,15 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import zoo_env  # noqa: E402
+from scripts.zoo import zoo_env
 
 zoo_env.ensure()
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
-import builder as B  # noqa: E402
-import common  # noqa: E402
-from builder import GraphBuilder  # noqa: E402
+from scripts.zoo import builder as B  # noqa: E402
+from scripts.zoo import common  # noqa: E402
+from scripts.zoo.builder import GraphBuilder  # noqa: E402
 
 
 # Part of the source hash (with models.py, builder.py and the onnx and numpy

@@ -5,9 +5,7 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..",
-                                "scripts"))
-import bundle  # noqa: E402
+from scripts import bundle
 
 
 def npy(path, values):

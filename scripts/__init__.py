@@ -1,0 +1,1 @@
+"""dlc's helper scripts: python -m scripts.<name> from the repository root."""

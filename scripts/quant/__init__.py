@@ -1,0 +1,1 @@
+"""PTQ accuracy acceptance on trained models (see README.md here)."""

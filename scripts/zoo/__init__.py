@@ -1,0 +1,1 @@
+"""The model zoo: its generator, ONNX Runtime oracle and benchmark."""
