@@ -316,9 +316,15 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
     if (extents[i] % granule != 0)
       continue;
     // A channels-last convolution is split along output channels only:
-    // each of those workgroups copies the whole padded input.
+    // each of those workgroups copies the whole padded input. Likewise an
+    // image with too few rows for kEnoughWorkgroups (CRNN's 4 and 2): its
+    // other loops make up the difference, not more, since each of their
+    // tiles copies the same padded rows again.
     if (padsInput && channels)
       limit = std::min(limit, kEnoughWorkgroups);
+    if (padsInput && !channels && !preferred.test(i) && preferred.any())
+      limit = std::min(
+          limit, std::max<int64_t>(kEnoughWorkgroups / preferredWorkgroups, 1));
     int64_t count = largestDivisorAtMost(extents[i] / granule, limit);
     // Columns that are no whole number of vectors: tiles that leave no
     // more lanes idle than the whole row does.

@@ -711,3 +711,24 @@ func.func @unfusable_producer(%x: tensor<1x64x8x8xi32>) -> tensor<1x64x1x1xf32> 
   } -> tensor<1x64x1x1xf32>
   return %r : tensor<1x64x1x1xf32>
 }
+
+// -----
+
+// Work for 64 workgroups on an image of 4 rows (CRNN's late layers): the
+// rows give 4, and the output channels only make up the rest of 8, since
+// each channel tile copies the same padded rows again (2 tiles of 96, not
+// 12 of 16).
+// WORK-LABEL: func.func @padded_conv_short
+// WORK-SAME: dlc.grid = array<i64: 4, 2, 1>
+// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (192, 4) step (96, 1)
+func.func @padded_conv_short(%x: tensor<1x192x4x80xf32>, %w: tensor<192x192x3x3xf32>) -> tensor<1x192x4x80xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x192x4x80xf32> to tensor<1x192x6x82xf32>
+  %e = tensor.empty() : tensor<1x192x4x80xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x192x4x80xf32>) -> tensor<1x192x4x80xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x192x6x82xf32>, tensor<192x192x3x3xf32>) outs(%f : tensor<1x192x4x80xf32>) -> tensor<1x192x4x80xf32>
+  return %c : tensor<1x192x4x80xf32>
+}
