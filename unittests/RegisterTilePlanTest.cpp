@@ -79,22 +79,59 @@ TEST(RegisterTilePlan, RowsFollowTheRegisterFile) {
 TEST(RegisterTilePlan, Remainders) {
   Matmul mm;
   // 12 rows: 6 divides them (no remainder block); 13: none in (4, 8] does,
-  // so blocks of 8 and one of 5. 40 columns: one full block of 32.
+  // so blocks of 8 and one of 5. 112 columns: three full blocks of 32.
   std::optional<RegisterTilePlan> plan =
-      planRegisterTile(mm.k, {12, 40, 64}, mm.maps, avx512(), true);
+      planRegisterTile(mm.k, {12, 112, 64}, mm.maps, avx512(), true);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->rows, 6);
   EXPECT_EQ(plan->fullRows, 12);
-  EXPECT_EQ(plan->fullCols, 32);
-  plan = planRegisterTile(mm.k, {13, 40, 64}, mm.maps, avx512(), true);
+  EXPECT_EQ(plan->fullCols, 96);
+  plan = planRegisterTile(mm.k, {13, 112, 64}, mm.maps, avx512(), true);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->rows, 8);
   EXPECT_EQ(plan->fullRows, 8);
   // Fewer rows than a block: all of them.
-  plan = planRegisterTile(mm.k, {3, 40, 64}, mm.maps, avx512(), true);
+  plan = planRegisterTile(mm.k, {3, 112, 64}, mm.maps, avx512(), true);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->rows, 3);
   EXPECT_EQ(plan->fullRows, 3);
+}
+
+TEST(RegisterTilePlan, AFewVectorsAreOneBlock) {
+  Matmul mm;
+  // 80 columns are 5 vectors: blocks of two would end in a block of one;
+  // one block of five with 4 rows (20 accumulators) instead.
+  std::optional<RegisterTilePlan> plan =
+      planRegisterTile(mm.k, {192, 80, 64}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 5);
+  EXPECT_EQ(plan->rows, 4);
+  EXPECT_EQ(plan->block, 80);
+  EXPECT_EQ(plan->fullCols, 80);
+  // 48 columns (3 vectors): 3 x 8.
+  plan = planRegisterTile(mm.k, {192, 48, 64}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 3);
+  EXPECT_EQ(plan->rows, 8);
+  // 7 vectors are too many for one block; 96 columns (6 vectors) end in a
+  // whole block of two: both keep blocks of two.
+  plan = planRegisterTile(mm.k, {192, 112, 64}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 2);
+  plan = planRegisterTile(mm.k, {192, 96, 64}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 2);
+  // AVX2 (16 registers of 8 lanes) keeps blocks of two (not measured).
+  RegisterTileTarget avx2;
+  plan = planRegisterTile(mm.k, {192, 40, 64}, mm.maps, avx2, true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 2);
+  // Integer contractions keep their blocks.
+  Matmul im;
+  im.k.integer = true;
+  plan = planRegisterTile(im.k, {192, 80, 64}, im.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 2);
 }
 
 TEST(RegisterTilePlan, LongReductionsRunInChunks) {

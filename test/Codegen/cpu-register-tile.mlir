@@ -3,6 +3,7 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=32 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=16 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON16
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=32 chunk-bytes=16384 int8-dot=llvm.aarch64.neon.sdot.v4i32.v16i8 int8-dot-signed=true" | FileCheck %s --check-prefix=SDOT
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=512 chunk-bytes=65536" | FileCheck %s --check-prefix=AVX512
 
 // C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
 // vectors (16 columns) keep 8 accumulators in registers through the k loop;
@@ -724,6 +725,32 @@ func.func @dot_signed(%x: memref<1x2x5x5x4xi8>, %w: memref<1x2x1x1x8x4xi8>, %out
     %2 = arith.muli %0, %1 : i32
     %3 = arith.addi %acc, %2 : i32
     linalg.yield %3 : i32
+  }
+  return
+}
+
+// -----
+
+// 80 columns of 16 lanes: blocks of two vectors would end in a block of
+// one, so with 32 registers (AVX-512) each row block is all 5 vectors x 4
+// rows, 20 accumulators, and no narrower block follows.
+// AVX512-LABEL: func.func @five_vectors
+// AVX512: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c4
+// AVX512: %[[R:.*]]:20 = scf.for {{.*}} -> (vector<16xf32>,
+// AVX512-COUNT-5: vector.load %{{.*}} : memref<32x80xf32>, vector<16xf32>
+// AVX512-COUNT-20: vector.fma
+// AVX512-NOT: vector.create_mask
+// AVX512: return
+#fa = affine_map<(i, j, k) -> (i, k)>
+#fb = affine_map<(i, j, k) -> (k, j)>
+#fc = affine_map<(i, j, k) -> (i, j)>
+func.func @five_vectors(%a: memref<8x32xf32>, %b: memref<32x80xf32>, %c: memref<8x80xf32>) {
+  linalg.generic {indexing_maps = [#fa, #fb, #fc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x32xf32>, memref<32x80xf32>) outs(%c : memref<8x80xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
   }
   return
 }
