@@ -7,10 +7,12 @@
 
 #include "dlc/artifact_format.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVEnums.h"
@@ -143,6 +145,19 @@ static bool isSharedByThreads(memref::AllocaOp alloca) {
     }
   }
   return false;
+}
+
+void dlc::buildGPULoopsPipeline(OpPassManager &pm,
+                                const LegalizeMathOptions &math) {
+  pm.addPass(createGPURegisterTile());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createFoldMemRefAliasOpsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createLegalizeMath(math));
+  pm.addPass(createCanonicalizerPass());
 }
 
 namespace {

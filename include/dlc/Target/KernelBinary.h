@@ -3,6 +3,7 @@
 #ifndef DLC_TARGET_KERNELBINARY_H
 #define DLC_TARGET_KERNELBINARY_H
 
+#include "dlc/Codegen/Passes.h"
 #include "dlc/Target/TargetDescription.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -107,6 +108,12 @@ createTargetStep(llvm::StringRef argument, llvm::StringRef description,
 /// steps of a pipeline, after buildKernelTilingPipeline.
 void buildGPUKernelChecks(mlir::OpPassManager &pm,
                           const TargetDescription &target);
+
+/// GPU targets, after outlining: the threads' outputs in registers
+/// (dlc-gpu-register-tile), linalg ops as loops, and the math functions the
+/// target lacks (`math`) expanded.
+void buildGPULoopsPipeline(mlir::OpPassManager &pm,
+                           const LegalizeMathOptions &math);
 
 /// Vulkan: the tiled kernels to one gpu.module per kernel whose linalg ops
 /// are loops (recordLoopIterations reads them there).

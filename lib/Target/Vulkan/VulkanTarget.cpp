@@ -157,17 +157,9 @@ void dlc::buildVulkanLoopsPipeline(OpPassManager &pm,
   // remaining linalg ops become loops.
   if (target.hasInt8DotProduct)
     pm.addPass(createGPUInt8Dot());
-  pm.addPass(createGPURegisterTile());
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(memref::createFoldMemRefAliasOpsPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   LegalizeMathOptions math;
   math.nativeRoundEven = true;
-  pm.addPass(createLegalizeMath(math));
-  pm.addPass(createCanonicalizerPass());
+  buildGPULoopsPipeline(pm, math);
 }
 
 void dlc::buildVulkanSPIRVPipeline(OpPassManager &pm,
