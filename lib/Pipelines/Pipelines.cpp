@@ -60,6 +60,7 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
     columnsLast.lanes = channelsLast.lanes;
     pm.addNestedPass<func::FuncOp>(createConstantColumnsLast(columnsLast));
   }
+  pm.addNestedPass<func::FuncOp>(createEpilogueThroughReshape());
   pm.addNestedPass<func::FuncOp>(createFormDispatches());
   ConcatInPlaceOptions concatInPlace;
   if (target)

@@ -126,6 +126,24 @@ def ConstantColumnsLast : Pass<"dlc-constant-columns-last", "mlir::func::FuncOp"
   ];
 }
 
+def EpilogueThroughReshape : Pass<"dlc-epilogue-through-reshape", "mlir::func::FuncOp"> {
+  let summary = "Elementwise consumers of an expanded contraction result collapse to its shape";
+  let description = [{
+    A MatMul on [batch, tokens, features] becomes a 2-D contraction whose
+    result is expanded back (`tensor.expand_shape`) before its bias Add,
+    activation or residual Add read it; dispatch formation does not fuse an
+    elementwise consumer through that reshape, so each such consumer was a
+    kernel of its own. For an elementwise `linalg.generic` that reads the
+    expanded result of an op with a reduction loop, this pass collapses the
+    generic's loops to the contraction's shape (its other operands through
+    `tensor.collapse_shape`) and expands its result instead (upstream's
+    fold of a reshape producer by collapsing), so that dispatch formation
+    makes it the contraction's epilogue.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ConvChannelsLast : Pass<"dlc-conv-channels-last", "mlir::func::FuncOp"> {
   let summary = "CPU: convolutions on small images vectorize along output channels";
   let description = [{
