@@ -85,3 +85,30 @@ func.func @not_from_contraction(%x: tensor<4x16xf32>) -> tensor<1x4x16xf32> {
   } -> tensor<1x4x16xf32>
   return %t : tensor<1x4x16xf32>
 }
+
+// -----
+
+// A one-token step: [1, 16] expanded to [1, 1, 16] with the unit token dim
+// in the features' group ([[0], [1, 2]]), which the bias indexes only in
+// part. The reshape is regrouped ([[0, 1], [2]], the same shapes) and the
+// bias Add then moves to [1, 16] like above.
+// CHECK-LABEL: func.func @one_token
+// CHECK: %[[MM:.*]] = linalg.matmul
+// CHECK: %[[ADD:.*]] = linalg.generic {{.*}} ins(%[[MM]], %{{.*}} : tensor<1x16xf32>, tensor<16xf32>)
+// CHECK: tensor.expand_shape %[[ADD]] {{\[}}[0, 1], [2]] output_shape [1, 1, 16] : tensor<1x16xf32> into tensor<1x1x16xf32>
+#bias1 = affine_map<(b, m, n) -> (n)>
+#id31 = affine_map<(b, m, n) -> (b, m, n)>
+func.func @one_token(%x: tensor<1x8xf32>, %w: tensor<8x16xf32>, %bias: tensor<16xf32>) -> tensor<1x1x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16xf32>) -> tensor<1x16xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<1x8xf32>, tensor<8x16xf32>) outs(%f : tensor<1x16xf32>) -> tensor<1x16xf32>
+  %ex = tensor.expand_shape %mm [[0], [1, 2]] output_shape [1, 1, 16] : tensor<1x16xf32> into tensor<1x1x16xf32>
+  %e3 = tensor.empty() : tensor<1x1x16xf32>
+  %add = linalg.generic {indexing_maps = [#id31, #bias1, #id31], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ex, %bias : tensor<1x1x16xf32>, tensor<16xf32>) outs(%e3 : tensor<1x1x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x16xf32>
+  return %add : tensor<1x1x16xf32>
+}

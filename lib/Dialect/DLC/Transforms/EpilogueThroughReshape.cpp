@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace dlc {
@@ -63,12 +64,41 @@ bool expandsContraction(OpOperand *operand) {
   return llvm::all_of(expand->getUsers(), isElementwise);
 }
 
+/// An expand_shape of a contraction's result that puts a unit dim in the
+/// group of the dim after it ([1, 256] -> [1, 1, 256] as [[0], [1, 2]]: a
+/// one-token step) regrouped with the dim before it ([[0, 1], [2]]), the
+/// same reshape, so that the features stay a group of their own, which a
+/// bias indexes whole: the fold above declines a group it indexes in part.
+struct RegroupUnitDims : OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getResultType();
+    if (!type.hasStaticShape() || !fromContraction(op.getSrc()))
+      return failure();
+    SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
+    bool changed = false;
+    for (size_t g = 1; g < groups.size(); ++g)
+      while (groups[g].size() > 1 && type.getDimSize(groups[g].front()) == 1) {
+        groups[g - 1].push_back(groups[g].front());
+        groups[g].erase(groups[g].begin());
+        changed = true;
+      }
+    if (!changed)
+      return failure();
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, op.getSrc(),
+                                                       groups);
+    return success();
+  }
+};
+
 struct EpilogueThroughReshapePass
     : public dlc::impl::EpilogueThroughReshapeBase<EpilogueThroughReshapePass> {
   using Base::Base;
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<RegroupUnitDims>(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
                                                        expandsContraction);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
