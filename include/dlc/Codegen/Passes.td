@@ -382,7 +382,10 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     broadcasts one scalar of `b`. With stride 2 each vector of `a` is the
     even elements of two loads, picked by a shuffle. Columns past the last
     full block get one narrower block whose last vector is masked; rows
-    past the last full block one block of fewer rows. Column blocks are the
+    past the last full block one block of fewer rows. With 32 registers of
+    16 lanes (AVX-512), a row of 3 to 5 vectors that blocks of two would
+    end with a block of one (80 columns) is one block of all its vectors
+    and 24 / vectors rows instead. Column blocks are the
     outer loop when that reads fewer bytes (a filter slice reused by every
     block of pixels). When what a block reads over all reduction steps
     exceeds `chunk-bytes`, the outermost reduction loop runs in chunks
