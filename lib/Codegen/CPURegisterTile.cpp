@@ -1383,9 +1383,7 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   if (!around.fill) {
     accs = loadPartial(at);
   } else if (!chunk0) {
-    for (size_t j = 0; j < outIdx.size(); ++j)
-      accs.push_back(
-          vector::BroadcastOp::create(at, loc, vecType, around.fillValue));
+    accs = broadcastFill(at);
   } else {
     Value first = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq,
                                         chunk0, cst(at, 0));

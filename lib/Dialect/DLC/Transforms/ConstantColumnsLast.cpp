@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantWeights.h"
+
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,72 +31,6 @@ namespace dlc {
 using namespace mlir;
 
 namespace {
-
-/// Constants larger than this stay as they are (a copy of each is made).
-constexpr int64_t kMaxElements = int64_t(1) << 26;
-
-/// The f32 values of `v` in row-major order when it is a constant, or a
-/// static slice or reshape of one; also the name of the resource it comes
-/// from (empty for an inline constant).
-std::optional<std::vector<float>> constantValues(Value v, std::string &key) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
-      type.getNumElements() > kMaxElements)
-    return std::nullopt;
-  if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
-    std::vector<float> values(type.getNumElements());
-    if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
-      ArrayRef<char> data = res.getData();
-      if (data.size() != values.size() * sizeof(float))
-        return std::nullopt; // released or malformed: leave it alone
-      std::memcpy(values.data(), data.data(), data.size());
-      key = res.getRawHandle().getKey().str();
-      return values;
-    }
-    if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-      llvm::copy(dense.getValues<float>(), values.begin());
-      return values;
-    }
-    return std::nullopt;
-  }
-  if (auto reshape = v.getDefiningOp<tensor::CollapseShapeOp>())
-    return constantValues(reshape.getSrc(), key);
-  if (auto reshape = v.getDefiningOp<tensor::ExpandShapeOp>())
-    return constantValues(reshape.getSrc(), key);
-  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || !slice.hasUnitStride() ||
-      ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
-      ShapedType::isDynamicShape(slice.getStaticSizes()))
-    return std::nullopt;
-  std::optional<std::vector<float>> source =
-      constantValues(slice.getSource(), key);
-  if (!source)
-    return std::nullopt;
-  ArrayRef<int64_t> srcShape = slice.getSourceType().getShape();
-  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
-  ArrayRef<int64_t> sizes = slice.getStaticSizes();
-  int64_t rank = srcShape.size();
-  SmallVector<int64_t> srcStrides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    srcStrides[d] = srcStrides[d + 1] * srcShape[d + 1];
-  // Elements of the slice in row-major order (dropped unit dims change
-  // nothing in that order).
-  std::vector<float> values;
-  values.reserve(type.getNumElements());
-  SmallVector<int64_t> at(rank, 0);
-  for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
-    int64_t linear = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      linear += (offsets[d] + at[d]) * srcStrides[d];
-    values.push_back((*source)[linear]);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++at[d] < sizes[d])
-        break;
-      at[d] = 0;
-    }
-  }
-  return values;
-}
 
 struct ConstantColumnsLastPass
     : public dlc::impl::ConstantColumnsLastBase<ConstantColumnsLastPass> {
@@ -138,7 +74,7 @@ struct ConstantColumnsLastPass
   void rewrite(linalg::GenericOp op, unsigned input, unsigned column) {
     Value w = op.getDpsInputs()[input];
     std::string key;
-    std::optional<std::vector<float>> values = constantValues(w, key);
+    std::optional<std::vector<float>> values = dlc::f32ConstantValues(w, &key);
     if (!values)
       return;
     auto type = cast<RankedTensorType>(w.getType());
@@ -176,17 +112,8 @@ struct ConstantColumnsLastPass
     auto func = op->getParentOfType<FunctionOpInterface>();
     OpBuilder b = OpBuilder::atBlockBegin(&func.getFunctionBody().front());
     auto movedType = RankedTensorType::get(newShape, type.getElementType());
-    ElementsAttr attr;
-    if (!key.empty()) {
-      ArrayRef<char> bytes(reinterpret_cast<const char *>(moved.data()),
-                           moved.size() * sizeof(float));
-      attr = DenseResourceElementsAttr::get(
-          movedType, key + ".columns_last",
-          HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float)));
-    } else {
-      attr = DenseElementsAttr::get(movedType, ArrayRef<float>(moved));
-    }
-    Value cst = arith::ConstantOp::create(b, op.getLoc(), attr);
+    Value cst = dlc::createF32Constant(b, op.getLoc(), movedType, moved, key,
+                                       ".columns_last");
     AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(input));
     SmallVector<AffineExpr> results;
     for (int64_t d : order)

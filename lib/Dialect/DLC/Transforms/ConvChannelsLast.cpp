@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantWeights.h"
+
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,29 +36,6 @@ namespace {
 double laneUse(int64_t n, int64_t lanes) {
   return static_cast<double>(n) /
          static_cast<double>((n + lanes - 1) / lanes * lanes);
-}
-
-/// The f32 values of a constant, or nothing for other constants.
-std::optional<std::vector<float>> constantValues(Value v) {
-  auto cst = v.getDefiningOp<arith::ConstantOp>();
-  if (!cst)
-    return std::nullopt;
-  auto type = dyn_cast<RankedTensorType>(cst.getType());
-  if (!type || !type.getElementType().isF32())
-    return std::nullopt;
-  std::vector<float> values(type.getNumElements());
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
-    ArrayRef<char> data = res.getData();
-    if (data.size() != values.size() * sizeof(float))
-      return std::nullopt; // released or malformed: leave the op alone
-    std::memcpy(values.data(), data.data(), data.size());
-    return values;
-  }
-  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-    llvm::copy(dense.getValues<float>(), values.begin());
-    return values;
-  }
-  return std::nullopt;
 }
 
 struct ConvChannelsLastPass
@@ -94,7 +73,8 @@ struct ConvChannelsLastPass
     auto fill = init.getDefiningOp<linalg::FillOp>();
     if (!fill || !profitable(op))
       return failure();
-    std::optional<std::vector<float>> filter = constantValues(w);
+    std::string key;
+    std::optional<std::vector<float>> filter = dlc::f32ConstantValues(w, &key);
     if (!filter)
       return failure();
 
@@ -122,19 +102,10 @@ struct ConvChannelsLastPass
     MLIRContext *ctx = b.getContext();
     auto packedType =
         RankedTensorType::get({f / fb, c, kh, kw, fb}, b.getF32Type());
-    ArrayRef<char> bytes(reinterpret_cast<const char *>(packed.data()),
-                         packed.size() * sizeof(float));
     // Inline constants stay inline; the weights of real models are
     // resources, and the packed copy is one too.
-    ElementsAttr packedAttr;
-    if (auto res = dyn_cast<DenseResourceElementsAttr>(
-            w.getDefiningOp<arith::ConstantOp>().getValue()))
-      packedAttr = DenseResourceElementsAttr::get(
-          packedType, (res.getRawHandle().getKey() + ".channels_last").str(),
-          HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float)));
-    else
-      packedAttr = DenseElementsAttr::get(packedType, ArrayRef<float>(packed));
-    Value packedFilter = arith::ConstantOp::create(b, loc, packedAttr);
+    Value packedFilter = dlc::createF32Constant(b, loc, packedType, packed, key,
+                                                ".channels_last");
 
     // The convolution into (N, OH, OW, F / fb, fb): channels-last in
     // memory. Loops (n, oh, ow, block, lane, c, kh, kw).
