@@ -659,7 +659,7 @@ def ort_quantize(model, static, seed, input_name, shape, qdq=False):
     16 deterministic random inputs) in the QOperator format, or with `qdq`
     in the QDQ format (its default: QuantizeLinear/DequantizeLinear pairs
     around float operators); or quantize_dynamic with uint8 weights (ONNX
-    Runtime runs ConvInteger only with uint8 ones)."""
+    Runtime runs ConvInteger only with uint8 ones) in 7 bits."""
     import tempfile
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                           QuantType, quantize_dynamic,
@@ -687,7 +687,11 @@ def ort_quantize(model, static, seed, input_name, shape, qdq=False):
                             weight_type=QuantType.QInt8, per_channel=True,
                             reduce_range=True)
         else:
-            quantize_dynamic(src, dst, weight_type=QuantType.QUInt8)
+            # reduce_range: 7-bit weights, so that ONNX Runtime's AVX2
+            # kernels without VNNI (vpmaddubsw, whose 16-bit pair sums
+            # saturate) compute the same integers as everywhere else.
+            quantize_dynamic(src, dst, weight_type=QuantType.QUInt8,
+                             reduce_range=True)
         quantized = onnx.load(dst)
     quantized.doc_string = model.doc_string
     return quantized

@@ -343,10 +343,9 @@ func.func @materialized_after_block_split(%a: tensor<6x8xf32>, %b: tensor<8x2x4x
   return %pk : tensor<6x2x4xf32>
 }
 
-// An op computed into a padding that no convolution reads in the same
-// kernel stays a kernel of its own: that kernel is tiled along the padded
-// tensor, and a tile of the padding would need a tile of its source whose
-// size depends on where it lies. A pad of that pad fuses as usual, into a
+// An op computed into a padding stays a kernel of its own: a tile of the
+// padding would need a tile of its source whose size depends on where it
+// lies. A pad of that pad fuses as usual, into a
 // repack marked dlc.materialize (which does not join its users as a
 // prologue, but takes an elementwise user as its epilogue).
 // CHECK-LABEL: func @computed_into_pad
@@ -390,6 +389,41 @@ func.func @computed_into_pad(%x: tensor<1x3x8x8xf32>) -> tensor<1x1x10x10x4xf32>
     linalg.yield %v : f32
   } -> tensor<1x1x10x10x4xf32>
   return %r : tensor<1x1x10x10x4xf32>
+}
+
+// -----
+
+// The same in front of a convolution (an input normalization, or the Cast
+// of a 16-bit model's input): tiled along output rows, the convolution
+// would read a computed source of dynamic size. The pad joins the
+// convolution; what it pads is computed by a kernel of its own.
+// CHECK-LABEL: func @computed_into_conv_pad
+// CHECK: %[[N:.*]] = dlc.dispatch(%arg0)
+// CHECK:   arith.truncf
+// CHECK:   dlc.yield
+// CHECK: %[[C:.*]] = dlc.dispatch(%[[N]], %arg1)
+// CHECK:   tensor.pad
+// CHECK:   linalg.conv_2d_nchw_fchw
+// CHECK:   dlc.yield
+// CHECK: return %[[C]]
+#cid = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @computed_into_conv_pad(%x: tensor<1x3x224x224xf32>, %w: tensor<8x3x3x3xf16>) -> tensor<1x8x112x112xf32> {
+  %zero = arith.constant 0.0 : f32
+  %h0 = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x3x224x224xf16>
+  %s = linalg.generic {indexing_maps = [#cid, #cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x3x224x224xf32>) outs(%e : tensor<1x3x224x224xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %v = arith.truncf %a : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<1x3x224x224xf16>
+  %p = tensor.pad %s low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %h0 : f16
+  } : tensor<1x3x224x224xf16> to tensor<1x3x226x226xf16>
+  %o = tensor.empty() : tensor<1x8x112x112xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x8x112x112xf32>) -> tensor<1x8x112x112xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%p, %w : tensor<1x3x226x226xf16>, tensor<8x3x3x3xf16>) outs(%f : tensor<1x8x112x112xf32>) -> tensor<1x8x112x112xf32>
+  return %c : tensor<1x8x112x112xf32>
 }
 
 // -----

@@ -178,16 +178,17 @@ bool readsBlockSplit(const Group &g) {
   });
 }
 
-/// Whether `op` would be computed into the padding `user` (a tensor.pad)
-/// of a group `target` without a convolution. Such a kernel is tiled along
-/// the padded tensor, and a tile of a pad reads a slice of its source whose
-/// size depends on where the tile lies (the padding edges): a computed
-/// source would need temporaries of dynamic size. A convolution's kernel
-/// tiles along output pixels and channels, and a pad of a pad (or of an
-/// argument) reads memory; those stay fused.
-bool computedIntoPad(Operation *op, Operation *user, const Group &target) {
-  return isa<tensor::PadOp>(user) && !isa<tensor::PadOp>(op) &&
-         !target.hasHeavy;
+/// Whether `op` would be computed into the padding `user` (a tensor.pad).
+/// A tile of a pad reads a slice of its source whose size depends on where
+/// the tile lies (the padding edges): a computed source would need
+/// temporaries of dynamic size, in a kernel tiled along the padded tensor
+/// and in a convolution's kernel tiled along output rows alike (an input
+/// normalization or a 16-bit Cast in front of a padded convolution of a
+/// 224x224 image: a dynamic CPU scratch buffer, the whole image in every
+/// GPU thread's private memory). Such a source is a kernel of its own; a
+/// pad of a pad (or of an argument) reads memory and stays fused.
+bool computedIntoPad(Operation *op, Operation *user) {
+  return isa<tensor::PadOp>(user) && !isa<tensor::PadOp>(op);
 }
 
 class DispatchFormer {
@@ -370,7 +371,7 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     if (!inGroup(user) || !fusable(user))
       continue;
     unsigned target = groupIndex.lookup(user);
-    if (computedIntoPad(op, user, groups[target]))
+    if (computedIntoPad(op, user))
       continue;
     if (target != self && usesOnlyIn(op, target))
       merge(self, target, /*fromIsProducer=*/true);
@@ -388,7 +389,7 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     unsigned target = groupIndex.lookup(user);
     // Only the output is used outside a group, so its uses decide.
     if (target == self || groups[target].hasHeavy ||
-        computedIntoPad(op, user, groups[target]) ||
+        computedIntoPad(op, user) ||
         !llvm::all_of(g.ops, [&](Operation *o) { return fusable(o); }))
       continue;
     if (usesOnlyIn(op, target))
