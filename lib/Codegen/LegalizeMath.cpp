@@ -2,6 +2,7 @@
 
 #include "dlc/Codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -248,6 +249,143 @@ struct ExpandNumMinMax : public OpRewritePattern<Op> {
   }
 };
 
+/// Integer and float helpers of the 16-bit conversions below, in the shape
+/// (scalar or vector) of `like`.
+struct Bits {
+  PatternRewriter &rewriter;
+  Location loc;
+  Type like;
+
+  Type of(Type elem) const {
+    if (auto shaped = dyn_cast<ShapedType>(like))
+      return shaped.clone(elem);
+    return elem;
+  }
+  Value i32(int64_t v) const {
+    TypedAttr attr = rewriter.getI32IntegerAttr(static_cast<int32_t>(v));
+    if (auto vec = dyn_cast<VectorType>(of(rewriter.getI32Type())))
+      attr = SplatElementsAttr::get(vec, attr);
+    return arith::ConstantOp::create(rewriter, loc, attr);
+  }
+  Value f32(float v) const {
+    TypedAttr attr = rewriter.getF32FloatAttr(v);
+    if (auto vec = dyn_cast<VectorType>(of(rewriter.getF32Type())))
+      attr = SplatElementsAttr::get(vec, attr);
+    return arith::ConstantOp::create(rewriter, loc, attr);
+  }
+  Value band(Value a, int64_t m) const {
+    return arith::AndIOp::create(rewriter, loc, a, i32(m));
+  }
+  Value shl(Value a, int64_t n) const {
+    return arith::ShLIOp::create(rewriter, loc, a, i32(n));
+  }
+  Value shr(Value a, int64_t n) const {
+    return arith::ShRUIOp::create(rewriter, loc, a, i32(n));
+  }
+  Value add(Value a, Value b) const {
+    return arith::AddIOp::create(rewriter, loc, a, b);
+  }
+  Value cmp(arith::CmpIPredicate p, Value a, int64_t b) const {
+    return arith::CmpIOp::create(rewriter, loc, p, a, i32(b));
+  }
+  Value select(Value c, Value a, Value b) const {
+    return arith::SelectOp::create(rewriter, loc, c, a, b);
+  }
+};
+
+/// f16 -> f32 in integer operations where the target has no conversion
+/// instruction (x86 without F16C, RISC-V without Zfhmin, ARMv7 without
+/// fp16: LLVM would call __extendhfsf2). Exact for every f16: normal
+/// numbers move their exponent by 127 - 15 and their mantissa by 13 bits,
+/// infinities and NaNs keep an all-ones exponent (a NaN's payload moves
+/// with the mantissa), subnormals and zero are their mantissa times 2^-24,
+/// which f32 holds exactly. An extension to f64 goes through f32.
+struct ExpandExtF16 : public OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getIn();
+    if (!getElementTypeOrSelf(x.getType()).isF16())
+      return failure();
+    Bits b{rewriter, op.getLoc(), x.getType()};
+    Value h = arith::BitcastOp::create(rewriter, b.loc,
+                                       b.of(rewriter.getI16Type()), x);
+    Value w =
+        arith::ExtUIOp::create(rewriter, b.loc, b.of(rewriter.getI32Type()), h);
+    Value sign = b.shl(b.band(w, 0x8000), 16);
+    Value magnitude = b.band(w, 0x7fff);
+    Value shifted = b.shl(magnitude, 13);
+    Value normal = b.add(shifted, b.i32((127 - 15) << 23));
+    Value special =
+        arith::OrIOp::create(rewriter, b.loc, shifted, b.i32(0x7f800000));
+    Value tiny = arith::MulFOp::create(
+        rewriter, b.loc,
+        arith::UIToFPOp::create(rewriter, b.loc, b.of(rewriter.getF32Type()),
+                                magnitude),
+        b.f32(0x1p-24f));
+    Value tinyBits = arith::BitcastOp::create(
+        rewriter, b.loc, b.of(rewriter.getI32Type()), tiny);
+    Value bits =
+        b.select(b.cmp(arith::CmpIPredicate::uge, magnitude, 0x7c00), special,
+                 b.select(b.cmp(arith::CmpIPredicate::ult, magnitude, 0x400),
+                          tinyBits, normal));
+    bits = arith::OrIOp::create(rewriter, b.loc, bits, sign);
+    Value f = arith::BitcastOp::create(rewriter, b.loc,
+                                       b.of(rewriter.getF32Type()), bits);
+    if (getElementTypeOrSelf(op.getType()).isF32())
+      rewriter.replaceOp(op, f);
+    else
+      rewriter.replaceOpWithNewOp<arith::ExtFOp>(op, op.getType(), f);
+    return success();
+  }
+};
+
+/// f32 -> f16 rounded to nearest, ties to even, in integer operations
+/// where the target has no conversion instruction (LLVM would call
+/// __truncsfhf2). On the magnitude's bits: a NaN becomes the quiet NaN
+/// 0x7e00; from 65520 (65504 and half a step) on, infinity; below 2^-14
+/// (f16 subnormals), adding 0.5 in f32 rounds to a multiple of 2^-24 and
+/// the sum's low bits are the f16 bits; normal numbers move their exponent
+/// by 15 - 127 and drop 13 mantissa bits with the usual round-to-even
+/// increment. An f64 source is first rounded to f32 by
+/// ExpandTruncF64ToF16's rounding to odd, which ran before.
+struct ExpandTruncF16 : public OpRewritePattern<arith::TruncFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncFOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getIn();
+    if (!getElementTypeOrSelf(x.getType()).isF32() ||
+        !getElementTypeOrSelf(op.getType()).isF16())
+      return failure();
+    Bits b{rewriter, op.getLoc(), x.getType()};
+    Type i32 = b.of(rewriter.getI32Type()), f32 = x.getType();
+    Value u = arith::BitcastOp::create(rewriter, b.loc, i32, x);
+    Value sign = b.band(b.shr(u, 16), 0x8000);
+    Value a = b.band(u, 0x7fffffff);
+    Value rebiased =
+        arith::SubIOp::create(rewriter, b.loc, a, b.i32((127 - 15) << 23));
+    Value odd = b.band(b.shr(rebiased, 13), 1);
+    Value normal = b.shr(b.add(b.add(rebiased, b.i32(0xfff)), odd), 13);
+    Value half = b.f32(0.5f);
+    Value sum = arith::AddFOp::create(
+        rewriter, b.loc, arith::BitcastOp::create(rewriter, b.loc, f32, a),
+        half);
+    Value tiny = arith::SubIOp::create(
+        rewriter, b.loc, arith::BitcastOp::create(rewriter, b.loc, i32, sum),
+        b.i32(0x3f000000));
+    Value bits = b.select(
+        b.cmp(arith::CmpIPredicate::ugt, a, 0x7f800000), b.i32(0x7e00),
+        b.select(b.cmp(arith::CmpIPredicate::uge, a, 0x477ff000), b.i32(0x7c00),
+                 b.select(b.cmp(arith::CmpIPredicate::ult, a, 0x38800000), tiny,
+                          normal)));
+    bits = arith::OrIOp::create(rewriter, b.loc, bits, sign);
+    Value h = arith::TruncIOp::create(rewriter, b.loc,
+                                      b.of(rewriter.getI16Type()), bits);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), h);
+    return success();
+  }
+};
+
 /// f64 -> f16 where the target has no such conversion (LLVM would call
 /// __truncdfhf2, which kernels cannot import): through f32 rounded to odd,
 /// then to f16 half to even. f32 keeps 13 bits more than f16, so the
@@ -341,6 +479,10 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
     }
     if (expandF64ToF16)
       patterns.add<ExpandTruncF64ToF16>(&getContext());
+    if (expandF16Conversions)
+      patterns.add<ExpandExtF16, ExpandTruncF16>(&getContext());
+    if (expandBF16Conversions)
+      arith::populateExpandBFloat16Patterns(patterns);
     if (expandNumMinMax)
       patterns
           .add<ExpandNumMinMax<arith::MaxNumFOp, arith::CmpFPredicate::OGT>,

@@ -152,6 +152,46 @@ func.func @f64_to_f16(%x: f64, %y: f32) -> (f16, f16) {
 
 // -----
 
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-f16-conversions=true" | FileCheck %s --check-prefix=EXPAND-F16
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-bf16-conversions=true" | FileCheck %s --check-prefix=EXPAND-BF16
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=KEEP-16
+// Without conversion instructions, f16 and bf16 move to and from f32 in
+// integer operations (scalars and vectors alike), so that LLVM calls no
+// __extendhfsf2, __truncsfhf2 or __truncsfbf2. f16 -> f32: the magnitude's
+// bits moved by 13 with the exponent rebiased (0x38000000), all-ones
+// exponents kept (0x7F800000), subnormals as their mantissa times 2^-24.
+// f32 -> f16: NaN 0x7E00, infinity from 65520 on (0x477FF000), below 2^-14
+// (0x38800000) through an f32 addition of 0.5, else the rebiased bits
+// rounded to even at bit 13.
+// F16-LABEL: func.func @sixteen_bits
+// EXPAND-F16-LABEL: func.func @sixteen_bits
+// EXPAND-F16-DAG: arith.constant dense<939524096> : vector<8xi32>
+// EXPAND-F16-DAG: arith.constant dense<2139095040> : vector<8xi32>
+// EXPAND-F16-DAG: arith.constant dense<5.96046448E-8> : vector<8xf32>
+// EXPAND-F16-DAG: arith.constant 32256 : i32
+// EXPAND-F16-DAG: arith.constant 1199566848 : i32
+// EXPAND-F16-DAG: arith.constant 947912704 : i32
+// EXPAND-F16: arith.bitcast %{{.*}} : vector<8xf16> to vector<8xi16>
+// EXPAND-F16: arith.bitcast %{{.*}} : f32 to i32
+// EXPAND-F16: arith.bitcast %{{.*}} : i16 to f16
+// EXPAND-F16: arith.truncf %{{.*}} : f32 to bf16
+// EXPAND-F16-NOT: arith.extf %{{.*}} : vector<8xf16>
+// EXPAND-BF16-LABEL: func.func @sixteen_bits
+// EXPAND-BF16: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// EXPAND-BF16: arith.truncf %{{.*}} : f32 to f16
+// EXPAND-BF16-NOT: arith.truncf %{{.*}} to bf16
+// KEEP-16: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// KEEP-16: arith.truncf %{{.*}} : f32 to f16
+// KEEP-16: arith.truncf %{{.*}} : f32 to bf16
+func.func @sixteen_bits(%v: vector<8xf16>, %x: f32) -> (vector<8xf32>, f16, bf16) {
+  %0 = arith.extf %v : vector<8xf16> to vector<8xf32>
+  %1 = arith.truncf %x : f32 to f16
+  %2 = arith.truncf %x : f32 to bf16
+  return %0, %1, %2 : vector<8xf32>, f16, bf16
+}
+
+// -----
+
 // RUN: dlc-opt %s --split-input-file --dlc-legalize-math="native-fma=true" | FileCheck %s --check-prefix=NATIVE-FMA
 
 // math.fma is a multiplication and an addition unless marked dlc.fused on

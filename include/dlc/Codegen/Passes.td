@@ -133,7 +133,14 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     where they are library calls (fmaxf on ARMv7). `expand-f64-to-f16`
     converts f64 to f16 through f32 rounded to odd (correctly rounded, no
     double rounding), for targets without that conversion (x86 without
-    AVX512-FP16, where LLVM would call __truncdfhf2). `math.fma` becomes a
+    AVX512-FP16, where LLVM would call __truncdfhf2).
+    `expand-f16-conversions` and `expand-bf16-conversions` turn
+    `arith.extf`/`truncf` between f32 and f16 (bf16) into integer
+    operations, rounding to nearest even, for targets without conversion
+    instructions (x86 without F16C or AVX512-BF16, RISC-V, ARMv7 without
+    fp16), where LLVM would call __extendhfsf2/__truncsfhf2/__truncsfbf2;
+    arithmetic on those types is computed in f32 before (MLIR's
+    arith-emulate-unsupported-floats). `math.fma` becomes a
     multiplication and an addition, except an fma marked `dlc.fused` (a
     computation whose rounding must be the fused one, as QLinearAdd's is in
     ONNX Runtime) on a target whose `native-fma` says it has the fused
@@ -147,6 +154,13 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
            "Expand arith.maxnumf/minnumf into compares and selects">,
     Option<"expandF64ToF16", "expand-f64-to-f16", "bool", "false",
            "Convert f64 to f16 through f32 rounded to odd">,
+    Option<"expandF16Conversions", "expand-f16-conversions", "bool", "false",
+           "Convert between f16 and f32 in integer operations (the target "
+           "has no conversion instruction)">,
+    Option<"expandBF16Conversions", "expand-bf16-conversions", "bool",
+           "false",
+           "Convert between bf16 and f32 in integer operations (the target "
+           "has no conversion instruction)">,
     Option<"nativeFma", "native-fma", "bool", "false",
            "Keep math.fma marked dlc.fused: the target fuses multiply-adds "
            "in one rounding">,

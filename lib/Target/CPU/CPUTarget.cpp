@@ -15,6 +15,7 @@
 #include "dlc/artifact_format.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -143,6 +144,29 @@ bool hasNativeF64ToF16(const llvm::TargetMachine &tm) {
   return hasNativeInstruction(tm, "+avx512fp16");
 }
 
+/// f32 <-> f16 in one instruction (x86's F16C, AArch64's fcvt, ARMv7's
+/// vcvt with fp16, RISC-V's fcvt with Zfhmin) rather than calls of
+/// __extendhfsf2/__truncsfhf2.
+bool hasNativeF16Conversion(const llvm::TargetMachine &tm) {
+  const llvm::MCSubtargetInfo &sti = *tm.getMCSubtargetInfo();
+  switch (tm.getTargetTriple().getArch()) {
+  case llvm::Triple::arm:
+  case llvm::Triple::thumb:
+    return sti.checkFeatures("+fp16");
+  case llvm::Triple::riscv32:
+  case llvm::Triple::riscv64:
+    return sti.checkFeatures("+zfhmin");
+  default:
+    return hasNativeInstruction(tm, "+f16c");
+  }
+}
+
+/// f32 -> bf16 without a call of __truncsfbf2: x86 with AVX512-BF16 (and
+/// VL for the narrow vectors), AArch64 (bfcvt, or an inline sequence).
+bool hasNativeBF16Conversion(const llvm::TargetMachine &tm) {
+  return hasNativeInstruction(tm, "+avx512bf16,+avx512vl");
+}
+
 /// A multiply-add fused in one rounding (x86's FMA3, AArch64's fmadd)
 /// rather than a call of fmaf.
 bool hasNativeFma(const llvm::TargetMachine &tm) {
@@ -228,7 +252,21 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   // What the target has one instruction for; the rest is expanded before
   // LLVM would call libm. ARMv7's VFP has no maxnum instruction.
+  // 16-bit floats whose conversions the target lacks: arithmetic in f32,
+  // conversions in integer operations (dlc-legalize-math).
   LegalizeMathOptions math;
+  math.expandF16Conversions = !hasNativeF16Conversion(tm);
+  math.expandBF16Conversions = !hasNativeBF16Conversion(tm);
+  {
+    arith::ArithEmulateUnsupportedFloatsOptions emulate;
+    if (math.expandF16Conversions)
+      emulate.sourceTypeStrs.push_back("f16");
+    if (math.expandBF16Conversions)
+      emulate.sourceTypeStrs.push_back("bf16");
+    emulate.targetTypeStr = "f32";
+    if (!emulate.sourceTypeStrs.empty())
+      pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  }
   math.nativeRoundEven = hasNativeRoundEven(tm);
   math.expandNumMinMax = tm.getTargetTriple().getArch() == llvm::Triple::arm;
   math.expandF64ToF16 = !hasNativeF64ToF16(tm);
