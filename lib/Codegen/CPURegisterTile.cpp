@@ -187,6 +187,7 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   Value step = lhs == acc ? rhs : lhs;
   Contraction::Combine combine = Contraction::Combine::MultiplyAdd;
   bool unsignedInput[2] = {false, false};
+  bool narrowFloat = false;
   if (integer) {
     auto mul = step.getDefiningOp<arith::MulIOp>();
     if (!isa<arith::AddIOp>(combiner) || !mul ||
@@ -205,13 +206,26 @@ std::optional<Contraction> match(linalg::GenericOp op) {
                                                : Contraction::Combine::Add;
   } else {
     auto mul = step.getDefiningOp<arith::MulFOp>();
-    if (!isa<arith::AddFOp>(combiner) || body.getOperations().size() != 3 ||
-        !mul ||
-        !((mul.getLhs() == body.getArgument(0) &&
-           mul.getRhs() == body.getArgument(1)) ||
-          (mul.getLhs() == body.getArgument(1) &&
-           mul.getRhs() == body.getArgument(0))))
-      return declined(op, "f32 body is not addf(out, mulf(in0, in1))");
+    // An operand, or its extension from a 16-bit float.
+    unsigned extensions = 0;
+    auto input = [&](Value v) -> Value {
+      auto ext = v.getDefiningOp<arith::ExtFOp>();
+      if (!ext || ext->getBlock() != &body ||
+          getElementTypeOrSelf(ext.getIn().getType()).getIntOrFloatBitWidth() !=
+              16)
+        return v;
+      ++extensions;
+      return ext.getIn();
+    };
+    Value l = mul ? input(mul.getLhs()) : Value();
+    Value r = mul ? input(mul.getRhs()) : Value();
+    if (!isa<arith::AddFOp>(combiner) || !mul ||
+        body.getOperations().size() != 3 + extensions ||
+        !((l == body.getArgument(0) && r == body.getArgument(1)) ||
+          (l == body.getArgument(1) && r == body.getArgument(0))))
+      return declined(op, "f32 body is not addf(out, mulf(in0, in1)), the "
+                          "inputs f32 or extended from 16 bits");
+    narrowFloat = extensions > 0;
   }
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -225,6 +239,7 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   k.integer = integer;
   k.unsignedInput[0] = unsignedInput[0];
   k.unsignedInput[1] = unsignedInput[1];
+  k.narrowFloat = narrowFloat;
   for (unsigned d = 0; d < iterators.size(); ++d)
     if (iterators[d] == utils::IteratorType::reduction) {
       if (uses(maps[2], d))
@@ -905,13 +920,24 @@ private:
       ivs[*k.f] = arith::AddIOp::create(bb, loc, f0, cst(bb, i));
   }
 
-  /// A vector of `memref` at `idx`, masked when `mask` is set.
+  /// A vector of `memref` at `idx`, masked when `mask` is set, extended
+  /// to the accumulators' f32 when its elements are 16-bit floats.
   Value loadVector(OpBuilder &bb, Value memref, ValueRange idx, Value mask,
                    Value zero) const {
-    if (mask)
-      return vector::MaskedLoadOp::create(bb, loc, vecType, memref, idx, mask,
-                                          zero);
-    return vector::LoadOp::create(bb, loc, vecType, memref, idx);
+    VectorType t = VectorType::get(
+        {lanes}, cast<MemRefType>(memref.getType()).getElementType());
+    if (t == vecType) {
+      if (mask)
+        return vector::MaskedLoadOp::create(bb, loc, vecType, memref, idx, mask,
+                                            zero);
+      return vector::LoadOp::create(bb, loc, vecType, memref, idx);
+    }
+    Value v = mask ? Value(vector::MaskedLoadOp::create(
+                         bb, loc, t, memref, idx, mask,
+                         arith::ConstantOp::create(
+                             bb, loc, cast<TypedAttr>(bb.getZeroAttr(t)))))
+                   : Value(vector::LoadOp::create(bb, loc, t, memref, idx));
+    return arith::ExtFOp::create(bb, loc, vecType, v);
   }
 
   /// Splits a stride-2 `a` into its even and odd columns, once, into
@@ -1003,8 +1029,9 @@ void RegisterTileEmitter::splitPhases() {
           bb, loc, VectorType::get({lanes}, bb.getI1Type()),
           ValueRange{cst(bb, count)});
     };
-    Value pad = arith::ConstantOp::create(
-        bb, loc, DenseElementsAttr::get(vecType, bb.getF32FloatAttr(0)));
+    VectorType own = VectorType::get({lanes}, aType.getElementType());
+    Value pad = arith::ConstantOp::create(bb, loc,
+                                          cast<TypedAttr>(bb.getZeroAttr(own)));
     Value c0 = arith::MulIOp::create(bb, loc, q0, cst(bb, 2));
     SmallVector<Value> halves;
     for (int64_t h = 0; h < 2; ++h) {
@@ -1016,10 +1043,9 @@ void RegisterTileEmitter::splitPhases() {
       SmallVector<Value> at(lead);
       at.push_back(arith::AddIOp::create(bb, loc, c0, cst(bb, h * lanes)));
       halves.push_back(
-          left < lanes
-              ? Value(vector::MaskedLoadOp::create(bb, loc, vecType, a, at,
-                                                   maskOf(left), pad))
-              : Value(vector::LoadOp::create(bb, loc, vecType, a, at)));
+          left < lanes ? Value(vector::MaskedLoadOp::create(bb, loc, own, a, at,
+                                                            maskOf(left), pad))
+                       : Value(vector::LoadOp::create(bb, loc, own, a, at)));
     }
     for (int64_t phase = 0; phase < 2; ++phase) {
       int64_t left = tail ? (phase == 0 ? evens : odds) - *tail : lanes;
@@ -1250,7 +1276,9 @@ Value RegisterTileEmitter::aVector(OpBuilder &in, SmallVector<Value> idx,
       VectorType::get({lanes}, cast<MemRefType>(a.getType()).getElementType());
   auto widen = [&](Value v) -> Value {
     if (!k.integer)
-      return v;
+      return narrow == vecType
+                 ? v
+                 : Value(arith::ExtFOp::create(in, loc, vecType, v));
     if (k.unsignedInput[k.a])
       return arith::ExtUIOp::create(in, loc, vecType, v);
     return arith::ExtSIOp::create(in, loc, vecType, v);
@@ -1280,7 +1308,7 @@ Value RegisterTileEmitter::aVector(OpBuilder &in, SmallVector<Value> idx,
   // loads inside them.
   int64_t valid = last ? lastLanes : lanes;
   int64_t needed = 2 * valid - 1;
-  VectorType loadType = k.integer ? narrow : vecType;
+  VectorType loadType = narrow;
   auto half = [&](Value base, int64_t count) -> Value {
     SmallVector<Value> at(idx);
     at.back() = base;
@@ -1341,6 +1369,8 @@ Value RegisterTileEmitter::bVector(OpBuilder &in, Value f0, int64_t i) {
       s = k.unsignedInput[k.b]
               ? Value(arith::ExtUIOp::create(in, loc, accType, s))
               : Value(arith::ExtSIOp::create(in, loc, accType, s));
+    else if (s.getType() != accType)
+      s = arith::ExtFOp::create(in, loc, accType, s);
     return vector::BroadcastOp::create(in, loc, vecType, s);
   }
 }

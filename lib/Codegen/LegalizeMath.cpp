@@ -18,6 +18,57 @@ using namespace mlir;
 
 namespace {
 
+/// A math op on f16 or bf16 (scalars or vectors) computes in f32 and rounds
+/// its result once: MLIR's expansions and approximations are written for
+/// f32 (powf's through exp and log took negative bases to NaN in f16:
+/// GELU's x^3), and f32 keeps enough bits that the single rounding is as
+/// close as a 16-bit evaluation could be.
+struct PromoteHalfMath : public RewritePattern {
+  explicit PromoteHalfMath(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/3, context) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<math::MathDialect>(op->getDialect()) || op->getNumRegions() != 0)
+      return failure();
+    auto half = [](Type t) {
+      Type e = getElementTypeOrSelf(t);
+      return e.isF16() || e.isBF16();
+    };
+    if (!llvm::any_of(op->getOperandTypes(), half) &&
+        !llvm::any_of(op->getResultTypes(), half))
+      return failure();
+    Location loc = op->getLoc();
+    auto wide = [&](Type t) -> Type {
+      if (!half(t))
+        return t;
+      if (auto shaped = dyn_cast<ShapedType>(t))
+        return shaped.clone(rewriter.getF32Type());
+      return rewriter.getF32Type();
+    };
+    SmallVector<Value> operands;
+    for (Value v : op->getOperands())
+      // Folded, so that a constant operand stays one (powf by a constant
+      // integer is a few multiplications, not exp and log).
+      operands.push_back(
+          half(v.getType())
+              ? rewriter.createOrFold<arith::ExtFOp>(loc, wide(v.getType()), v)
+              : v);
+    SmallVector<Type> results;
+    for (Type t : op->getResultTypes())
+      results.push_back(wide(t));
+    OperationState state(loc, op->getName(), operands, results, op->getAttrs());
+    Operation *wideOp = rewriter.create(state);
+    SmallVector<Value> replacements;
+    for (auto [old, now] : llvm::zip(op->getResults(), wideOp->getResults()))
+      replacements.push_back(half(old.getType())
+                                 ? Value(arith::TruncFOp::create(
+                                       rewriter, loc, old.getType(), now))
+                                 : now);
+    rewriter.replaceOp(op, replacements);
+    return success();
+  }
+};
+
 /// arith.remf is a libm call (fmodf) on most targets: x - trunc(x/y) * y.
 struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -457,7 +508,8 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
   using LegalizeMathBase::LegalizeMathBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI>(&getContext());
+    patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI, PromoteHalfMath>(
+        &getContext());
     // Ahead of MLIR's sin/cos approximations (see ExpandSinCos).
     patterns
         .add<ExpandSinCos<math::SinOp, false>, ExpandSinCos<math::CosOp, true>>(

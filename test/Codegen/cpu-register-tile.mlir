@@ -49,6 +49,37 @@ func.func @matmul(%a: memref<7x16xf32>, %b: memref<16x37xf32>, %c: memref<7x37xf
 
 // -----
 
+// 16-bit float inputs (--precision=fp16) summed in f32: the vectors of B
+// load as f16 and extend, A's scalars extend before the broadcast, the
+// accumulators and the output stay f32.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: %[[V:.*]] = vector.load %{{.*}} : memref<16x37xf16>, vector<8xf16>
+// CHECK: arith.extf %[[V]] : vector<8xf16> to vector<8xf32>
+// CHECK: %[[S:.*]] = memref.load %{{.*}} : memref<7x16xf16>
+// CHECK: %[[E:.*]] = arith.extf %[[S]] : f16 to f32
+// CHECK: vector.broadcast %[[E]] : f32 to vector<8xf32>
+// CHECK: vector.fma
+// CHECK: vector.maskedload %{{.*}} : memref<16x37xf16>, vector<8xi1>, vector<8xf16> into vector<8xf16>
+// CHECK-NOT: linalg.generic
+#ha = affine_map<(i, j, k) -> (i, k)>
+#hb = affine_map<(i, j, k) -> (k, j)>
+#hc = affine_map<(i, j, k) -> (i, j)>
+func.func @matmul_f16(%a: memref<7x16xf16>, %b: memref<16x37xf16>, %c: memref<7x37xf32>) {
+  linalg.generic {indexing_maps = [#ha, #hb, #hc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<7x16xf16>, memref<16x37xf16>) outs(%c : memref<7x37xf32>) {
+  ^bb0(%x: f16, %y: f16, %z: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %m = arith.mulf %xe, %ye : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Not a contraction of that shape (B is walked by the column loop with a
 // stride): left alone. Nor is integer arithmetic.
 // CHECK-LABEL: func.func @transposed

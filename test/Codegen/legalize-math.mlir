@@ -192,6 +192,25 @@ func.func @sixteen_bits(%v: vector<8xf16>, %x: f32) -> (vector<8xf32>, f16, bf16
 
 // -----
 
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=HALF-MATH
+// Math on 16-bit floats computes in f32 and rounds once; a constant
+// operand is extended at compile time, so that pow by 3 is a product
+// (negative bases included), not exp(3 * log(x)).
+// HALF-MATH-LABEL: func.func @half_math
+// HALF-MATH: %[[X:.*]] = arith.extf %arg0 : vector<8xf16> to vector<8xf32>
+// HALF-MATH: %[[S:.*]] = arith.mulf %[[X]], %[[X]] : vector<8xf32>
+// HALF-MATH: %[[C:.*]] = arith.mulf %[[S]], %[[X]] : vector<8xf32>
+// HALF-MATH: arith.truncf %[[C]] : vector<8xf32> to vector<8xf16>
+// HALF-MATH-NOT: math.
+// HALF-MATH: return
+func.func @half_math(%x: vector<8xf16>) -> vector<8xf16> {
+  %c = arith.constant dense<3.0> : vector<8xf16>
+  %0 = math.powf %x, %c : vector<8xf16>
+  return %0 : vector<8xf16>
+}
+
+// -----
+
 // RUN: dlc-opt %s --split-input-file --dlc-legalize-math="native-fma=true" | FileCheck %s --check-prefix=NATIVE-FMA
 
 // math.fma is a multiplication and an addition unless marked dlc.fused on

@@ -531,6 +531,21 @@ def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def CPUBF16Memory : Pass<"dlc-cpu-bf16-memory", "mlir::ModuleOp"> {
+  let summary = "CPU kernels: masked vector loads and stores of bf16 move "
+                "16-bit integers";
+  let description = [{
+    Runs on the LLVM dialect, for targets without bf16 conversion
+    instructions (x86 without AVX512-BF16, where dlc-legalize-math has
+    already turned every conversion into integer operations). LLVM's x86
+    legalization of a masked load or store of a bf16 vector widens it to
+    f32 and rounds it back through a call of __truncsfbf2, which a kernel
+    cannot import; the same bits moved as i16 need no rounding. Pointers
+    are opaque, so only the value's type changes (a bitcast on each side).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def CPUKernelEntry : Pass<"dlc-cpu-kernel-entry", "mlir::ModuleOp"> {
   let summary = "CPU kernels: add the C ABI entry point of each kernel";
   let description = [{

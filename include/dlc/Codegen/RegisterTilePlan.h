@@ -40,6 +40,9 @@ struct Contraction {
   /// zero- or sign-extended as `unsignedInput` says.
   bool integer = false;
   bool unsignedInput[2] = {false, false};
+  /// f32 += extf(a) * extf(b): 16-bit float inputs (f16, bf16; either or
+  /// both) loaded in their own type and extended after the load.
+  bool narrowFloat = false;
   /// A weight dequantized in the body (MatMulNBits): the vector operand is
   /// an elementwise expression of `aInputs` (each read along p at unit
   /// stride: packed bytes, scales, zero points), of reduction loop indices

@@ -288,6 +288,8 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (math.expandBF16Conversions)
+    pm.addPass(createCPUBF16Memory());
   pm.addPass(createCPUKernelEntry());
   pm.addPass(createCanonicalizerPass());
 }
