@@ -173,3 +173,53 @@ void dlc::dropUnreadConstants(onnx::GraphProto &graph,
                               }),
                nodes->end());
 }
+
+std::string dlc::nodeName(const onnx::NodeProto &node) {
+  return node.name().empty() && node.output_size() ? node.output(0)
+                                                   : node.name();
+}
+
+std::set<std::string> dlc::usedNames(const onnx::GraphProto &graph) {
+  std::map<std::string, int> reads;
+  collectReads(graph, reads);
+  std::set<std::string> used;
+  for (const auto &[name, count] : reads)
+    used.insert(name);
+  for (const onnx::ValueInfoProto &v : graph.input())
+    used.insert(v.name());
+  for (const onnx::TensorProto &t : graph.initializer())
+    used.insert(t.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &out : node.output())
+      used.insert(out);
+  return used;
+}
+
+std::string dlc::freshName(const std::string &base,
+                           std::set<std::string> &used) {
+  std::string name = base;
+  for (int i = 1; used.count(name); ++i)
+    name = base + "_" + std::to_string(i);
+  used.insert(name);
+  return name;
+}
+
+onnx::TensorProto dlc::rawTensor(const std::string &name, int dataType,
+                                 llvm::ArrayRef<int64_t> dims,
+                                 const void *bytes, size_t size) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(dataType);
+  for (int64_t d : dims)
+    t.add_dims(d);
+  t.set_raw_data(bytes, size);
+  return t;
+}
+
+void dlc::addIntAttr(onnx::NodeProto &node, const std::string &name,
+                     int64_t v) {
+  onnx::AttributeProto *a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}

@@ -8,11 +8,13 @@
 #ifndef DLC_LIB_QUANTIZATION_MODELGRAPH_H
 #define DLC_LIB_QUANTIZATION_MODELGRAPH_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,23 @@ void collectReads(const onnx::GraphProto &graph,
 /// Constant nodes.
 void dropUnreadConstants(onnx::GraphProto &graph,
                          const std::map<std::string, int> &readBefore);
+
+/// The name a node goes by: its own, or its first output's.
+std::string nodeName(const onnx::NodeProto &node);
+
+/// Every name the main graph defines or reads (its subgraphs' reads
+/// included), for freshName.
+std::set<std::string> usedNames(const onnx::GraphProto &graph);
+
+/// A name not in `used`, `base` or `base_N`; it is added to `used`.
+std::string freshName(const std::string &base, std::set<std::string> &used);
+
+/// A tensor of `dataType` holding `bytes` as raw data.
+onnx::TensorProto rawTensor(const std::string &name, int dataType,
+                            llvm::ArrayRef<int64_t> dims, const void *bytes,
+                            size_t size);
+
+void addIntAttr(onnx::NodeProto &node, const std::string &name, int64_t v);
 
 } // namespace dlc
 

@@ -97,12 +97,6 @@ struct WeightLayer {
   int64_t k = 0, n = 0;
 };
 
-/// The name a node goes by: its own, or its first output's.
-std::string nodeName(const onnx::NodeProto &node) {
-  return node.name().empty() && node.output_size() ? node.output(0)
-                                                   : node.name();
-}
-
 std::vector<WeightLayer> findWeightLayers(const onnx::ModelProto &model,
                                           const std::vector<std::string> &skip,
                                           std::vector<std::string> &unmatched) {
@@ -251,35 +245,6 @@ PackedWeight quantizeWeight(const std::vector<float> &w, const WeightLayer &l,
   return p;
 }
 
-/// An initializer of `dataType` holding `bytes` as raw data.
-onnx::TensorProto rawTensor(const std::string &name, int dataType,
-                            llvm::ArrayRef<int64_t> dims, const void *bytes,
-                            size_t size) {
-  onnx::TensorProto t;
-  t.set_name(name);
-  t.set_data_type(dataType);
-  for (int64_t d : dims)
-    t.add_dims(d);
-  t.set_raw_data(bytes, size);
-  return t;
-}
-
-void addIntAttr(onnx::NodeProto &node, const std::string &name, int64_t v) {
-  onnx::AttributeProto *a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-/// A fresh tensor name in `graph`, `base` or `base_N`.
-std::string freshName(const std::string &base, std::set<std::string> &used) {
-  std::string name = base;
-  for (int i = 1; used.count(name); ++i)
-    name = base + "_" + std::to_string(i);
-  used.insert(name);
-  return name;
-}
-
 struct RewrittenWeight {
   const WeightLayer *layer;
   PackedWeight packed;
@@ -316,14 +281,7 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
   onnx::GraphProto &graph = *model.mutable_graph();
   std::map<std::string, int> readBefore;
   collectReads(graph, readBefore);
-  std::set<std::string> used;
-  for (const auto &[name, count] : readBefore)
-    used.insert(name);
-  for (const onnx::TensorProto &t : graph.initializer())
-    used.insert(t.name());
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &out : node.output())
-      used.insert(out);
+  std::set<std::string> used = usedNames(graph);
   std::map<std::string, const onnx::TensorProto *> constants =
       constantTensors(original.graph());
   std::vector<RewrittenWeight> rewritten;

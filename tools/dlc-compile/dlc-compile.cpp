@@ -71,10 +71,13 @@ static cl::opt<dlc::EmitKind> emitKind(
                    "linking"),
         clEnumValN(dlc::EmitKind::Artifact, "artifact",
                    "the .dlcx artifact (default)"),
+        clEnumValN(dlc::EmitKind::QDQONNX, "onnx",
+                   "the model as a rewrite left it: with --quantize the "
+                   "QDQ model, with --weights the model with MatMulNBits "
+                   "nodes, with --precision the 16-bit model (ONNX Runtime "
+                   "runs each)"),
         clEnumValN(dlc::EmitKind::QDQONNX, "qdq-onnx",
-                   "with --quantize: the quantized model as a QDQ ONNX "
-                   "model; with --weights: the model with MatMulNBits "
-                   "nodes (ONNX Runtime runs both)")),
+                   "the same as onnx (its first name)")),
     cl::cat(category));
 static cl::opt<dlc::Stage> stopAfter(
     "stage", cl::desc("With --emit=mlir: print the IR after this stage"),
@@ -159,6 +162,58 @@ static cl::opt<std::string>
                 cl::value_desc("name,name"), cl::init(""),
                 cl::cat(quantCategory));
 
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Mixed precision: fp16 or bf16 stores weights and activations "
+             "in 16 bits (float32 sums inside convolutions, matrix products, "
+             "reductions and normalizations; graph inputs and outputs stay "
+             "float32); --keep-float=name,... keeps nodes in float32; "
+             "--quant-report with --calibration-data writes the outputs' "
+             "error against float32. fp32: the model as it is (default)"),
+    cl::value_desc("fp32|fp16|bf16"), cl::init(""), cl::cat(quantCategory));
+
+/// Whether --precision asks for anything but the model's own float32.
+static bool lowersPrecision() {
+  return precision.getNumOccurrences() && precision != "fp32";
+}
+
+/// Checks --precision and its options; fills `options` when it lowers the
+/// precision. Returns an error message or "".
+static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
+  if (!lowersPrecision())
+    return "";
+  if (quantize.getNumOccurrences())
+    return "--precision=" + precision +
+           " does not go together with --quantize yet: 16-bit activations "
+           "around integer kernels are not supported";
+  if (weights.getNumOccurrences())
+    return "--precision=" + precision +
+           " does not go together with --weights yet: the weight-only "
+           "kernels read float32 activations";
+  if (calibrationMethod.getNumOccurrences())
+    return "--calibration-method is for --quantize";
+  if (splitInputFile)
+    return "--precision does not work with --split-input-file";
+  std::string error;
+  std::optional<dlc::PrecisionOptions> parsed =
+      dlc::parsePrecisionSpec(precision, error);
+  if (!parsed)
+    return error;
+  options = *parsed;
+  options.reportPath = quantReport;
+  options.calibrationDir = calibrationData;
+  if (!calibrationData.empty() && quantReport.empty())
+    return "--precision uses --calibration-data only for --quant-report";
+  if (StringRef(keepFloat).starts_with("auto"))
+    return "--keep-float=auto is for --quantize; with --precision, name the "
+           "nodes to keep in float32";
+  SmallVector<StringRef> names;
+  StringRef(keepFloat).split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : names)
+    options.keepFloat.push_back(name.str());
+  return "";
+}
+
 /// Checks --weights and its options; fills `options` when --weights is
 /// given. Returns an error message or "".
 static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
@@ -200,13 +255,15 @@ static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
 /// --quantize is given. Returns an error message or "".
 static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
   bool quantizing = quantize.getNumOccurrences() > 0;
-  if (weights.getNumOccurrences())
+  if (weights.getNumOccurrences() || (lowersPrecision() && !quantizing))
     return "";
   if (!quantizing) {
     for (cl::Option *o : std::initializer_list<cl::Option *>{
              &calibrationData, &calibrationMethod, &quantReport, &keepFloat})
       if (o->getNumOccurrences())
-        return ("--" + o->ArgStr + " needs --quantize=int8").str();
+        return ("--" + o->ArgStr + " needs --quantize=int8" +
+                (o == &calibrationMethod ? "" : " or --precision=fp16|bf16"))
+            .str();
     return "";
   }
   if (quantize != "int8")
@@ -305,8 +362,10 @@ static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
     return "-";
   llvm::SmallString<256> path(input);
   if (kind == dlc::EmitKind::QDQONNX) {
-    // model.onnx -> model.qdq.onnx, never the input itself.
-    llvm::sys::path::replace_extension(path, "qdq.onnx");
+    // model.onnx -> model.qdq.onnx (model.fp16.onnx), never the input
+    // itself.
+    llvm::sys::path::replace_extension(
+        path, lowersPrecision() ? precision + ".onnx" : "qdq.onnx");
     return std::string(path);
   }
   llvm::sys::path::replace_extension(path, kind == dlc::EmitKind::SPIRV ? "spv"
@@ -413,10 +472,20 @@ int main(int argc, char **argv) {
     llvm::errs() << "dlc-compile: error: " << error << "\n";
     return 1;
   }
+  dlc::PrecisionOptions precisionOptions;
+  if (std::string error = readPrecisionOptions(precisionOptions);
+      !error.empty()) {
+    llvm::errs() << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
   bool weighting = weights.getNumOccurrences() > 0;
-  bool quantizing = !quantizeOptions.calibrationDir.empty() || weighting;
-  // One of the two quantizers, if any, then what `emit` asks for.
+  bool quantizing =
+      !quantizeOptions.calibrationDir.empty() || weighting || lowersPrecision();
+  // One of the model rewrites, if any, then what `emit` asks for.
   auto runQuantizer = [&](llvm::raw_ostream &os) {
+    if (lowersPrecision())
+      return dlc::lowerPrecisionONNXFile(context, inputFile, options,
+                                         precisionOptions, os);
     if (weighting)
       return dlc::quantizeWeightsONNXFile(context, inputFile, options,
                                           weightOptions, os);

@@ -144,6 +144,44 @@ quantizeWeightsONNXFile(mlir::MLIRContext &context, llvm::StringRef path,
                         const WeightOnlyOptions &options,
                         llvm::raw_ostream &output);
 
+/// dlc-compile --precision: 16-bit tensors with float32 sums
+/// (lib/Quantization/HalfPrecision.cpp).
+struct PrecisionOptions {
+  enum Type { F16, BF16 } type = F16;
+  /// Nodes (by name, or by their first output's name) left in float32.
+  std::vector<std::string> keepFloat;
+  /// Where to write the report (JSON), or "".
+  std::string reportPath;
+  /// With a report: samples to measure the outputs' error against float32
+  /// on (the --quantize folder layout), or "".
+  std::string calibrationDir;
+  /// "fp16" or "bf16", as the command line spells it.
+  llvm::StringRef spelling() const;
+};
+
+/// Parses `fp16` or `bf16`; on failure returns nothing and sets `error`.
+std::optional<PrecisionOptions> parsePrecisionSpec(llvm::StringRef spec,
+                                                   std::string &error);
+
+/// Rewrites the float32 operators of `model` to compute on 16-bit tensors
+/// (graph inputs and outputs stay float32), and writes the report if
+/// asked. Fails when nothing can be converted or a kept node does not
+/// exist.
+mlir::LogicalResult lowerPrecision(mlir::MLIRContext &context,
+                                   ::onnx::ModelProto &model,
+                                   llvm::StringRef modelName,
+                                   const ONNXImportOptions &importOptions,
+                                   const PrecisionOptions &options);
+
+/// dlc-compile --precision: reads the model at `path`, rewrites it and
+/// writes what `compileOptions.emit` asks for (EmitKind::QDQONNX: the
+/// 16-bit model itself).
+mlir::LogicalResult lowerPrecisionONNXFile(mlir::MLIRContext &context,
+                                           llvm::StringRef path,
+                                           const CompileOptions &compileOptions,
+                                           const PrecisionOptions &options,
+                                           llvm::raw_ostream &output);
+
 } // namespace dlc
 
 #endif // DLC_QUANTIZATION_QUANTIZE_H
