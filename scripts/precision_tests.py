@@ -32,8 +32,6 @@ downloaded. Exits non-zero on the first failing check.
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
@@ -41,6 +39,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from scripts.artifact_checks import fail, rel_rms, run, run_artifact
 from scripts.targets import split_targets
 
 # dlc's 16-bit artifact against ONNX Runtime running the same 16-bit model.
@@ -115,38 +114,6 @@ def normal_feeds(model, seed):
             np.float32) for vi in model.graph.input}
 
 
-def rel_rms(a, b):
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64)
-    return float(np.sqrt(((a - b) ** 2).sum() / max((b ** 2).sum(), 1e-30)))
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        fail("%s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-    return p
-
-
-def run_artifact(args, artifact, feed, d):
-    """dlc-run's outputs of `artifact` on `feed`, by name (files in `d`)."""
-    os.makedirs(d, exist_ok=True)
-    cmd = [args.dlc_run, artifact, "--output-dir", d]
-    for k, v in feed.items():
-        path = os.path.join(d, "in_" + k + ".npy")
-        np.save(path, v)
-        cmd += ["--input", "%s=%s" % (k, path)]
-    run(cmd)
-    return {name[:-4]: np.load(os.path.join(d, name))
-            for name in os.listdir(d)
-            if name.endswith(".npy") and not name.startswith("in_")}
-
-
 def weight_bytes(model):
     return sum(numpy_helper.to_array(t).nbytes
                for t in model.graph.initializer)
@@ -202,7 +169,8 @@ def check(name, model, args, work, feeds, pins=()):
         if target.startswith("cuda"):
             continue
         for e, (feed, ref, fl) in enumerate(zip(evals, refs, floats)):
-            got = run_artifact(args, art, feed, os.path.join(work, "io%d" % e))
+            got = run_artifact(args.dlc_run, art, feed,
+                               os.path.join(work, "io%d" % e))
             for o in out_names:
                 err = rel_rms(got[o], ref[o])
                 if err > FP16_VS_ORT:
@@ -225,7 +193,8 @@ def check(name, model, args, work, feeds, pins=()):
              "--target=" + target, "-o", art] + pin)
         err = 0.0
         for e, (feed, fl) in enumerate(zip(evals, floats)):
-            got = run_artifact(args, art, feed, os.path.join(work, "io%d" % e))
+            got = run_artifact(args.dlc_run, art, feed,
+                               os.path.join(work, "io%d" % e))
             err = max([err] + [rel_rms(got[o], fl[o]) for o in out_names])
         if err > BF16_VS_FLOAT:
             fail("%s bf16 on %s: %.3g from float (relative RMS) > %.3g"
@@ -277,7 +246,7 @@ def check_conversions(args, work):
             continue
         art = os.path.join(work, "conversions.dlcx")
         run([args.dlc_compile, path, "--target=" + target, "-o", art])
-        got = run_artifact(args, art, {"H": h, "X": x},
+        got = run_artifact(args.dlc_run, art, {"H": h, "X": x},
                            os.path.join(work, "conversions"))
         a = got["A"].view(np.uint32) != h.astype(np.float32).view(np.uint32)
         a &= ~np.isnan(h)

@@ -34,8 +34,6 @@ downloaded. Exits non-zero on the first failing check.
 import argparse
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
@@ -43,6 +41,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from scripts.artifact_checks import fail, rel_rms, run, run_artifact
 from scripts.targets import split_targets
 
 # (--weights value, bound on the relative RMS error against float of the
@@ -116,36 +115,6 @@ def feeds_for(model, rng, count, specs=None):
                                             shape).astype(spec["dtype"])
         out.append(feed)
     return out
-
-
-def rel_rms(a, b):
-    return float(np.sqrt(((a - b) ** 2).sum() / max((b ** 2).sum(), 1e-30)))
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode:
-        fail("%s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-    return p
-
-
-def run_artifact(args, artifact, feed, d):
-    """dlc-run's outputs of `artifact` on `feed`, by name (files in `d`)."""
-    os.makedirs(d, exist_ok=True)
-    cmd = [args.dlc_run, artifact, "--output-dir", d]
-    for k, v in feed.items():
-        path = os.path.join(d, "in_" + k + ".npy")
-        np.save(path, v)
-        cmd += ["--input", "%s=%s" % (k, path)]
-    run(cmd)
-    return {name[:-4]: np.load(os.path.join(d, name))
-            for name in os.listdir(d)
-            if name.endswith(".npy") and not name.startswith("in_")}
 
 
 def ort_quantizer_weights(model, config):
@@ -245,7 +214,7 @@ def check(name, model, args, work, specs=None):
             if target.startswith("cuda"):
                 continue
             for e, (feed, ref) in enumerate(zip(evals, refs)):
-                got = run_artifact(args, art, feed,
+                got = run_artifact(args.dlc_run, art, feed,
                                    os.path.join(work, "io%d" % e))
                 for i, o in enumerate(out_names):
                     err = rel_rms(got[o], ref[i])
@@ -297,7 +266,7 @@ def check_qdq_format(name, model, args, work):
                 continue
             for e, feed in enumerate(evals):
                 ref = sess.run(None, feed)
-                got = run_artifact(args, art, feed,
+                got = run_artifact(args.dlc_run, art, feed,
                                    os.path.join(work, "qio%d" % e))
                 for i, o in enumerate(out_names):
                     err = rel_rms(got[o], ref[i])

@@ -74,8 +74,8 @@ namespace {
 /// Operators that keep float32 whatever their operands: their values leave
 /// 16 bits' range or precision (indices and counts built in float, running
 /// sums, box coordinates compared for overlap), their output type is not
-/// their input's (Cast, CastLike, random generators), or they are the
-/// quantized formats' own scale arithmetic.
+/// their input's (Cast, CastLike, the random generators, ConstantOfShape,
+/// EyeLike). Quantized models are refused before (kQuantizedOps).
 const llvm::StringSet<> kKeptOps = {
     "Cast",
     "CastLike",
@@ -89,13 +89,6 @@ const llvm::StringSet<> kKeptOps = {
     "RandomUniformLike",
     "Multinomial",
     "Bernoulli",
-    "QuantizeLinear",
-    "DequantizeLinear",
-    "DynamicQuantizeLinear",
-    "QLinearConv",
-    "QLinearMatMul",
-    "ConvInteger",
-    "MatMulInteger",
     "EyeLike",
     "ConstantOfShape",
 };

@@ -172,6 +172,18 @@ static cl::opt<std::string> precision(
              "error against float32. fp32: the model as it is (default)"),
     cl::value_desc("fp32|fp16|bf16"), cl::init(""), cl::cat(quantCategory));
 
+/// --quant-report and --calibration-data for a rewrite (`flag`) whose
+/// report measures the outputs' error on the calibration data when given.
+template <typename Options>
+static std::string readReportOptions(const char *flag, Options &options) {
+  options.reportPath = quantReport;
+  options.calibrationDir = calibrationData;
+  if (!calibrationData.empty() && quantReport.empty())
+    return std::string(flag) +
+           " uses --calibration-data only for --quant-report";
+  return "";
+}
+
 /// Whether --precision asks for anything but the model's own float32.
 static bool lowersPrecision() {
   return precision.getNumOccurrences() && precision != "fp32";
@@ -200,10 +212,9 @@ static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
   if (!parsed)
     return error;
   options = *parsed;
-  options.reportPath = quantReport;
-  options.calibrationDir = calibrationData;
-  if (!calibrationData.empty() && quantReport.empty())
-    return "--precision uses --calibration-data only for --quant-report";
+  if (std::string error = readReportOptions("--precision", options);
+      !error.empty())
+    return error;
   if (StringRef(keepFloat).starts_with("auto"))
     return "--keep-float=auto is for --quantize; with --precision, name the "
            "nodes to keep in float32";
@@ -240,10 +251,9 @@ static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
   if (!parsed)
     return error;
   options = *parsed;
-  options.reportPath = quantReport;
-  options.calibrationDir = calibrationData;
-  if (!calibrationData.empty() && quantReport.empty())
-    return "--weights uses --calibration-data only for --quant-report";
+  if (std::string error = readReportOptions("--weights", options);
+      !error.empty())
+    return error;
   SmallVector<StringRef> names;
   StringRef(weightsSkip).split(names, ',', -1, /*KeepEmpty=*/false);
   for (StringRef name : names)
