@@ -452,19 +452,9 @@ struct ExpandTruncF64ToF16 : public OpRewritePattern<arith::TruncFOp> {
     if (!getElementTypeOrSelf(x.getType()).isF64() ||
         !getElementTypeOrSelf(op.getType()).isF16())
       return failure();
-    Location loc = op.getLoc();
-    auto like = [&](Type elem) -> Type {
-      if (auto shaped = dyn_cast<ShapedType>(x.getType()))
-        return shaped.clone(elem);
-      return elem;
-    };
-    Type f32 = like(rewriter.getF32Type()), i32 = like(rewriter.getI32Type());
-    auto constant = [&](int64_t v) -> Value {
-      TypedAttr attr = rewriter.getI32IntegerAttr(v);
-      if (auto vec = dyn_cast<VectorType>(i32))
-        attr = SplatElementsAttr::get(vec, attr);
-      return arith::ConstantOp::create(rewriter, loc, attr);
-    };
+    Bits b{rewriter, op.getLoc(), x.getType()};
+    Location loc = b.loc;
+    Type f32 = b.of(rewriter.getF32Type()), i32 = b.of(rewriter.getI32Type());
     Value nearest = arith::TruncFOp::create(rewriter, loc, f32, x);
     Value back = arith::ExtFOp::create(rewriter, loc, x.getType(), nearest);
     Value inexact = arith::CmpFOp::create(rewriter, loc,
@@ -477,10 +467,10 @@ struct ExpandTruncF64ToF16 : public OpRewritePattern<arith::TruncFOp> {
     // The magnitude one step toward zero: the bits minus one, either sign.
     Value toward = arith::SelectOp::create(
         rewriter, loc, away,
-        arith::SubIOp::create(rewriter, loc, bits, constant(1)), bits);
+        arith::SubIOp::create(rewriter, loc, bits, b.i32(1)), bits);
     Value odd = arith::SelectOp::create(
         rewriter, loc, inexact,
-        arith::OrIOp::create(rewriter, loc, toward, constant(1)), bits);
+        arith::OrIOp::create(rewriter, loc, toward, b.i32(1)), bits);
     Value f = arith::BitcastOp::create(rewriter, loc, f32, odd);
     rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, op.getType(), f);
     return success();
