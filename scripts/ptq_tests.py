@@ -49,7 +49,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from scripts.targets import split_targets
-from scripts.zoo.common import add_tool_args, find_tools
+from scripts.zoo.common import add_tool_args, find_tools, ort_options
 
 METHODS = ["minmax", "percentile:99.9", "entropy", "mse"]
 
@@ -303,7 +303,7 @@ def main():
                                  "the QDQ model" % (name, method))
             steps = output_steps(qdq)
             qdq_session = ort.InferenceSession(
-                qdq, providers=["CPUExecutionProvider"])
+                qdq, ort_options(), providers=["CPUExecutionProvider"])
             for target in targets:
                 art = os.path.join(mdir, "%s.%s.dlcx" % (
                     tag, target.replace(":", "_").replace(",", "_")))

@@ -30,6 +30,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from scripts.zoo.common import ort_options
+
 DEFAULT_OUT = os.path.expanduser("~/.cache/dlc/quant-tests")
 
 NP = {TensorProto.UINT8: np.uint8, TensorProto.INT8: np.int8,
@@ -41,6 +43,16 @@ def rand(rng, dtype, shape):
         return rng.uniform(-1, 1, shape).astype(np.float32)
     info = np.iinfo(NP[dtype])
     return rng.integers(info.min, info.max + 1, shape).astype(NP[dtype])
+
+
+def rand_runtime_s8_weights(rng, shape):
+    """int8 weights that are a graph input, next to uint8 activations: 7
+    bits, as quantize_*'s reduce_range writes them. ORT's exact integer
+    mode (ort_options) converts constant weights only; with run-time
+    weights its uint8 x int8 kernels on x86 without VNNI saturate pairs of
+    full-range products in 16 bits, and the reference would depend on the
+    host. Constant weights keep all 8 bits."""
+    return rng.integers(-64, 64, shape).astype(np.int8)
 
 
 def fresh_dir(out):
@@ -63,12 +75,12 @@ def generator_main(doc, default_out, generate):
 
 
 def write(out, name, nodes, inputs, outputs, feeds, opset=13, results=None,
-          domains=(), initializers=(), threads=None):
+          domains=(), initializers=(), threads=None, exact_integers=True):
     """`domains`: extra (domain, version) opset imports (com.microsoft);
     ONNX's checker cannot check their operators, so such models get the
     structural check only. `threads`: ONNX Runtime's intra-op threads for
     the reference run (some of its kernels compute differently by thread
-    count)."""
+    count). `exact_integers`: see ort_options."""
     graph = helper.make_graph(
         nodes, name,
         [helper.make_tensor_value_info(n, t, list(feeds[n].shape))
@@ -82,9 +94,7 @@ def write(out, name, nodes, inputs, outputs, feeds, opset=13, results=None,
     # ONNX Runtime's outputs, unless the caller computed the references
     # with it another way (an equivalent model ORT runs).
     if results is None:
-        options = ort.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
+        options = ort_options(threads, exact_integers)
         sess = ort.InferenceSession(model.SerializeToString(), options,
                                     providers=["CPUExecutionProvider"])
         results = sess.run(None, {n: feeds[n] for n, _ in inputs})
@@ -110,6 +120,8 @@ def matmul_integer(out, rng, name, ta, tb, m, k, n, za, zb):
     """MatMulInteger with zero points: None, "scalar" or "vector" (per
     column of B; ONNX Runtime takes A's zero point as a scalar only)."""
     feeds = {"A": rand(rng, ta, (m, k)), "B": rand(rng, tb, (k, n))}
+    if ta == TensorProto.UINT8 and tb == TensorProto.INT8:
+        feeds["B"] = rand_runtime_s8_weights(rng, (k, n))
     inputs = [("A", ta), ("B", tb)]
     names = ["A", "B"]
     for key, t, kind, size in (("a_zero_point", ta, za, m),
@@ -173,7 +185,9 @@ def qlinear_conv(out, rng, name, tx, c, f, hw, kernel):
         "x_scale": np.array(0.02, np.float32),
         "x_zero_point": np.array(7 if tx == TensorProto.UINT8 else -3,
                                  NP[tx]),
-        "w": rand(rng, TensorProto.INT8, (f, c, kernel, kernel)),
+        "w": (rand_runtime_s8_weights(rng, (f, c, kernel, kernel))
+              if tx == TensorProto.UINT8 else
+              rand(rng, TensorProto.INT8, (f, c, kernel, kernel))),
         "w_scale": rng.uniform(0.002, 0.01, (f,)).astype(np.float32),
         "w_zero_point": np.zeros((f,), np.int8),
         "y_scale": np.array(0.05, np.float32),
@@ -240,9 +254,13 @@ def qlinear_conv_const(out, rng, name, tx, tw, c, f, h, w, kernel, stride=1,
                             kernel_shape=[kernel, kernel],
                             pads=[kernel // 2] * 4, strides=[stride] * 2,
                             group=group)
+    # ORT's exact integer mode turns constant int8 weights into uint8 and
+    # then has no kernel for int8 activations; its int8 x int8 kernels do
+    # not saturate, so they need no such mode.
     write(out, name, [node], [("x", tx)], [("y", tx)], feeds,
           initializers=[numpy_helper.from_array(v, n)
-                        for n, v in init.items()])
+                        for n, v in init.items()],
+          exact_integers=tx == TensorProto.UINT8)
 
 
 def qgemm_const(out, rng, name, m, k, n, trans_b):

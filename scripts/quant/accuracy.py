@@ -276,15 +276,6 @@ def build_variant(task):
 # Running and comparing
 
 
-def ort_session(path):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-
-
 def dlc_run(dlc_run_path, dlcx, input_name, npy, output_names, threads):
     """Runs an artifact on one input; returns its outputs in order."""
     with tempfile.TemporaryDirectory(prefix="dlc-quant-") as out:
@@ -544,7 +535,7 @@ def main():
             rows.append((name, "float", "compile", fl["error"],
                          verdict(False)))
             continue
-        ort_float = ort_session(path)
+        ort_float = zoo_common.ort_session(path)
         outputs = [o.name for o in ort_float.get_outputs()]
         variants = {"__outputs__": outputs}
         for spec, b, t in zip(method_specs, built[1:], tasks[1:]):
@@ -555,7 +546,7 @@ def main():
                                    "entropy": "Entropy"}[t["method"]]
             v["session"] = None
             if b.get("qdq") and b.get("dlcx"):
-                v["session"] = ort_session(b["qdq"])
+                v["session"] = zoo_common.ort_session(b["qdq"])
                 v["qdq_ort"] = True
             variants[spec] = v
         ctx = {"input": model.input_name, "outputs": outputs,

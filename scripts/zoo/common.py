@@ -131,13 +131,30 @@ def run_inputs(entry, inputs):
 # ONNX Runtime
 
 
-def ort_session(path, threads=1, optimized=True, spin=True):
+def ort_options(threads=None, exact_integers=True):
+    """ONNX Runtime's session options for a reference run. `threads`: its
+    intra-op threads (None: its default). `exact_integers`: on x86 CPUs
+    without VNNI, ORT's uint8 x int8 kernels add pairs of products in 16
+    bits, which saturate when weights use all 8 bits (the answer then
+    depends on the host); session.x64quantprecision makes it use its
+    exact uint8 x uint8 kernels there (no effect on other CPUs). Oracle runs
+    want it; speed comparisons take ORT's default."""
     import onnxruntime as ort
     so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
+    if threads:
+        so.intra_op_num_threads = threads
+    so.log_severity_level = 3
+    if exact_integers:
+        so.add_session_config_entry("session.x64quantprecision", "1")
+    return so
+
+
+def ort_session(path, threads=1, optimized=True, spin=True,
+                exact_integers=True):
+    import onnxruntime as ort
+    so = ort_options(threads, exact_integers)
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.log_severity_level = 3
     if not optimized:
         so.graph_optimization_level = (
             ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
