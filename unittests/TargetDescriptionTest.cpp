@@ -62,6 +62,39 @@ TEST(TargetDescription, CUDA) {
   EXPECT_NE(parseError("tpu").find("unknown target"), std::string::npos);
 }
 
+// A CPU's integer dot products follow its features: VNNI's vpdpbusd, or
+// on x86 without it two pmaddwd (exact) where the vectors have 16-bit
+// integer lanes (not AVX alone); a byte shuffle across the vector only
+// where one instruction does it.
+TEST(TargetDescription, CPUInt8DotProducts) {
+  TargetDescription vnni =
+      parseOk("cpu:x86_64-linux-gnu:+avx512f,+avx512bw,+avx512vnni");
+  EXPECT_TRUE(vnni.hasInt8DotProduct);
+  EXPECT_FALSE(vnni.int8DotFromPairs);
+  EXPECT_FALSE(vnni.hasBytePermute) << "no VBMI";
+  EXPECT_TRUE(parseOk("cpu:x86_64-linux-gnu:+avx512f,+avx512bw,+avx512vbmi")
+                  .hasBytePermute);
+
+  TargetDescription avx2 = parseOk("cpu:x86_64-linux-gnu:+avx2,+fma");
+  EXPECT_TRUE(avx2.hasInt8DotProduct);
+  EXPECT_TRUE(avx2.int8DotFromPairs);
+  EXPECT_FALSE(avx2.hasBytePermute);
+  TargetDescription avxvnni = parseOk("cpu:x86_64-linux-gnu:+avx2,+avxvnni");
+  EXPECT_TRUE(avxvnni.hasInt8DotProduct);
+  EXPECT_FALSE(avxvnni.int8DotFromPairs);
+
+  TargetDescription sse2 = parseOk("cpu:x86_64-linux-gnu");
+  EXPECT_EQ(sse2.vectorBits, 128u);
+  EXPECT_TRUE(sse2.int8DotFromPairs);
+  EXPECT_FALSE(parseOk("cpu:x86_64-linux-gnu:+avx").hasInt8DotProduct)
+      << "AVX alone has no 256-bit integer vectors";
+
+  TargetDescription a64 = parseOk("cpu:aarch64-linux-gnu");
+  EXPECT_FALSE(a64.hasInt8DotProduct);
+  EXPECT_FALSE(a64.int8DotFromPairs);
+  EXPECT_TRUE(parseOk("cpu:aarch64-linux-gnu:+dotprod").hasInt8DotProduct);
+}
+
 // What codegen asks a target for instead of which target it is: a device
 // profile is these values.
 TEST(TargetDescription, CodegenCapabilities) {

@@ -866,12 +866,13 @@ int64_t rowsPerBlock(int64_t trips, int64_t max) {
 class RegisterTileEmitter {
 public:
   RegisterTileEmitter(linalg::GenericOp op, const Contraction &k,
-                      const RegisterTilePlan &plan, StringRef int8Dot)
-      : op(op), k(k), plan(plan), int8Dot(int8Dot), rewriter(op.getContext()),
-        loc(op.getLoc()), trips(op.getStaticLoopRanges()),
-        maps(op.getIndexingMapsArray()), a(op.getDpsInputs()[k.a]),
-        b(op.getDpsInputs()[k.b]), out(op.getDpsInitOperand(0)->get()),
-        lanes(plan.lanes),
+                      const RegisterTilePlan &plan, StringRef int8Dot,
+                      bool int8DotPairs)
+      : op(op), k(k), plan(plan), int8Dot(int8Dot), int8DotPairs(int8DotPairs),
+        rewriter(op.getContext()), loc(op.getLoc()),
+        trips(op.getStaticLoopRanges()), maps(op.getIndexingMapsArray()),
+        a(op.getDpsInputs()[k.a]), b(op.getDpsInputs()[k.b]),
+        out(op.getDpsInitOperand(0)->get()), lanes(plan.lanes),
         pooling(k.combine != Contraction::Combine::MultiplyAdd),
         accType(cast<MemRefType>(out.getType()).getElementType()),
         vecType(VectorType::get({lanes}, accType)),
@@ -979,10 +980,22 @@ private:
   /// Full column blocks, then one narrower block for the rest.
   void forEachColBlock(OpBuilder at, ColBody body);
 
+  /// acc + the 4-byte dot products of unsigned `u` and signed `v` (vectors
+  /// of lanes x 4 bytes) from 16-bit pair products, exactly: each operand
+  /// splits into its even and its odd bytes as 16-bit lanes (zero- or
+  /// sign-extended), and int8Dot (pmaddwd: two 16 x 16-bit products
+  /// summed into a 32-bit lane) on the even halves plus on the odd halves
+  /// gives each lane's four products. Unlike pmaddubsw, nothing saturates.
+  Value dotFromPairs(OpBuilder &bb, Value acc, Value u, Value v,
+                     llvm::DenseMap<Value, std::pair<Value, Value>> &halves);
+
   linalg::GenericOp op;
   const Contraction &k;
   const RegisterTilePlan &plan;
   StringRef int8Dot;
+  /// int8Dot multiplies 16-bit pairs (x86 pmaddwd); the 4-byte dot product
+  /// is built from two of them (dotFromPairs).
+  bool int8DotPairs;
   IRRewriter rewriter;
   Location loc;
   SmallVector<int64_t> trips;
@@ -1456,6 +1469,9 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   }
   SmallVector<Value> next;
   Value bv;
+  // The 16-bit halves of each byte vector a step splits (dotFromPairs),
+  // split once however many products read it.
+  llvm::DenseMap<Value, std::pair<Value, Value>> halves;
   for (int64_t i = 0; i < nRows; ++i) {
     auto aOf = [&](int64_t j) { return avec[k.rowsInA ? i * n + j : j]; };
     if (pooling) {
@@ -1477,10 +1493,12 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
       StringAttr name = in.getStringAttr(int8Dot);
       for (int64_t j = 0; j < n; ++j) {
         Value u = k.aUnsigned ? aOf(j) : bv, v = k.aUnsigned ? bv : aOf(j);
-        next.push_back(
-            LLVM::CallIntrinsicOp::create(in, loc, vecType, name,
-                                          ValueRange{carried[i * n + j], u, v})
-                .getResult(0));
+        next.push_back(int8DotPairs
+                           ? dotFromPairs(in, carried[i * n + j], u, v, halves)
+                           : LLVM::CallIntrinsicOp::create(
+                                 in, loc, vecType, name,
+                                 ValueRange{carried[i * n + j], u, v})
+                                 .getResult(0));
       }
       continue;
     }
@@ -1616,11 +1634,56 @@ void RegisterTileEmitter::run() {
   }
 }
 
+Value RegisterTileEmitter::dotFromPairs(
+    OpBuilder &bb, Value acc, Value u, Value v,
+    llvm::DenseMap<Value, std::pair<Value, Value>> &halves) {
+  auto shortsType = VectorType::get({lanes * 2}, bb.getI16Type());
+  auto split = [&](Value bytes, bool isUnsigned) {
+    auto [it, inserted] = halves.try_emplace(bytes);
+    if (!inserted)
+      return it->second;
+    Value shorts = vector::BitCastOp::create(bb, loc, shortsType, bytes);
+    auto eight = arith::ConstantOp::create(
+        bb, loc, DenseElementsAttr::get(shortsType, bb.getI16IntegerAttr(8)));
+    Value even, odd;
+    if (isUnsigned) {
+      auto low = arith::ConstantOp::create(
+          bb, loc,
+          DenseElementsAttr::get(shortsType, bb.getI16IntegerAttr(0xff)));
+      even = arith::AndIOp::create(bb, loc, shorts, low);
+      odd = arith::ShRUIOp::create(bb, loc, shorts, eight);
+    } else {
+      even = arith::ShRSIOp::create(
+          bb, loc, arith::ShLIOp::create(bb, loc, shorts, eight), eight);
+      odd = arith::ShRSIOp::create(bb, loc, shorts, eight);
+    }
+    it->second = {even, odd};
+    return it->second;
+  };
+  auto [ue, uo] = split(u, /*isUnsigned=*/true);
+  auto [ve, vo] = split(v, /*isUnsigned=*/false);
+  StringAttr name = bb.getStringAttr(int8Dot);
+  Value evenSums =
+      LLVM::CallIntrinsicOp::create(bb, loc, vecType, name, ValueRange{ue, ve})
+          .getResult(0);
+  Value oddSums =
+      LLVM::CallIntrinsicOp::create(bb, loc, vecType, name, ValueRange{uo, vo})
+          .getResult(0);
+  return arith::AddIOp::create(
+      bb, loc, acc, arith::AddIOp::create(bb, loc, evenSums, oddSums));
+}
+
 struct CPURegisterTilePass
     : public dlc::impl::CPURegisterTileBase<CPURegisterTilePass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (int8DotPairs && int8DotSigned) {
+      getOperation().emitError("dlc-cpu-register-tile: int8-dot-pairs "
+                               "builds unsigned x signed dot products; "
+                               "int8-dot-signed cannot go with it");
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::GenericOp, Contraction>, 4> work;
     getOperation().walk([&](linalg::GenericOp op) {
       // Dot products first: their contractions are integer multiply-adds
@@ -1633,7 +1696,7 @@ struct CPURegisterTilePass
       if (!k) {
         k = match(op);
         // A depthwise convolution's window as dot products.
-        if (k && !int8Dot.empty()) {
+        if (k && !int8Dot.empty() && windowDot) {
           Contraction window = *k;
           if (asWindowDot(op, window, std::max<int64_t>(vectorBits / 32, 4),
                           int8DotSigned))
@@ -1653,7 +1716,7 @@ struct CPURegisterTilePass
           k, op.getStaticLoopRanges(), op.getIndexingMapsArray(), target,
           aType && aType.hasStaticShape() && aType.getRank() >= 1);
       if (plan)
-        RegisterTileEmitter(op, k, *plan, int8Dot).run();
+        RegisterTileEmitter(op, k, *plan, int8Dot, int8DotPairs).run();
     }
   }
 };

@@ -131,6 +131,18 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
     t.hasInt8DotProduct = t.vectorBits == 512
                               ? has("avx512vnni")
                               : t.vectorBits == 256 && has("avxvnni");
+    // Without VNNI, pmaddwd's 16-bit pair products at that width (AVX-512
+    // BW, AVX2, or SSE2 on 128 bits; AVX alone has no 256-bit integers).
+    if (!t.hasInt8DotProduct)
+      t.int8DotFromPairs = t.vectorBits == 512   ? has("avx512bw")
+                           : t.vectorBits == 256 ? has("avx2")
+                                                 : true;
+    t.hasInt8DotProduct |= t.int8DotFromPairs;
+    t.hasBytePermute = t.vectorBits == 512   ? has("avx512vbmi")
+                       : t.vectorBits == 256 ? false
+                                             : has("ssse3");
+  } else {
+    t.hasBytePermute = true; // NEON's tbl on the 128-bit vectors used
   }
   // AArch64: usdot (unsigned x signed, as VNNI) with +i8mm; sdot (signed x
   // signed) with +dotprod alone.

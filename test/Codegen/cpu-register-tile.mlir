@@ -4,6 +4,9 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=16 chunk-bytes=16384" | FileCheck %s --check-prefix=NEON16
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=128 vector-registers=32 chunk-bytes=16384 int8-dot=llvm.aarch64.neon.sdot.v4i32.v16i8 int8-dot-signed=true" | FileCheck %s --check-prefix=SDOT
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=512 chunk-bytes=65536" | FileCheck %s --check-prefix=AVX512
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384 int8-dot=llvm.x86.avx2.pmadd.wd int8-dot-pairs=true window-dot=false" | FileCheck %s --check-prefix=PAIRS
+// RUN: not dlc-opt %s --split-input-file --dlc-cpu-register-tile="int8-dot=llvm.x86.avx2.pmadd.wd int8-dot-pairs=true int8-dot-signed=true" 2>&1 | FileCheck %s --check-prefix=BADPAIRS
+// BADPAIRS: error: dlc-cpu-register-tile: int8-dot-pairs builds unsigned x signed dot products; int8-dot-signed cannot go with it
 
 // C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
 // vectors (16 columns) keep 8 accumulators in registers through the k loop;
@@ -547,6 +550,25 @@ func.func @reshaped_epilogue(%x: memref<2x6x18xf32>, %w: memref<2x3x3xf32>, %bia
 // contraction is not its (the integer multiply-adds stay).
 // SDOT-LABEL: func.func @dot_channels
 // SDOT-NOT: llvm.call_intrinsic
+// Without VNNI (x86 AVX2), each dot product from two pmaddwd: the broadcast
+// activations' bytes (unsigned) and the filter's (signed) split into even
+// and odd bytes as 16-bit lanes, once per vector.
+// PAIRS-LABEL: func.func @dot_channels
+// PAIRS: %[[UB:.*]] = vector.bitcast %{{.*}} : vector<8xi32> to vector<32xi8>
+// PAIRS: %[[U:.*]] = vector.bitcast %[[UB]] : vector<32xi8> to vector<16xi16>
+// PAIRS: %[[UE:.*]] = arith.andi %[[U]], %{{.*}} : vector<16xi16>
+// PAIRS: %[[UO:.*]] = arith.shrui %[[U]], %{{.*}} : vector<16xi16>
+// PAIRS: %[[V:.*]] = vector.bitcast %{{.*}} : vector<32xi8> to vector<16xi16>
+// PAIRS: %[[VL:.*]] = arith.shli %[[V]], %{{.*}} : vector<16xi16>
+// PAIRS: %[[VE:.*]] = arith.shrsi %[[VL]], %{{.*}} : vector<16xi16>
+// PAIRS: %[[VO:.*]] = arith.shrsi %[[V]], %{{.*}} : vector<16xi16>
+// PAIRS: %[[E:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[UE]], %[[VE]]) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// PAIRS: %[[O:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[UO]], %[[VO]])
+// PAIRS: %[[S:.*]] = arith.addi %[[E]], %[[O]] : vector<8xi32>
+// PAIRS: arith.addi %{{.*}}, %[[S]] : vector<8xi32>
+// PAIRS-NOT: arith.andi %[[U]]
+// PAIRS: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%[[UE]]
+// PAIRS-NOT: linalg.generic
 // DOT-LABEL: func.func @dot_channels
 // DOT: scf.for
 // DOT-COUNT-2: vector.load %{{.*}} : memref<1x2x1x1x16x4xi8>, vector<32xi8>
@@ -621,6 +643,13 @@ func.func @dot_pixels(%x: memref<1x1x6x14x4xi8>, %w: memref<2x1x3x3x4xi8>, %out:
 // load of 32 bytes from each vector's first tap (masked to the row's
 // end), a byte shuffle giving lane l the taps l .. l + 3, and the filter's
 // 3 bytes padded with a zero to 4 and broadcast.
+// Without a byte shuffle across the vector (window-dot=false), the
+// depthwise window stays a multiply-add per tap.
+// PAIRS-LABEL: func.func @integer_depthwise
+// PAIRS-NOT: llvm.call_intrinsic
+// PAIRS: arith.muli %{{.*}} : vector<8xi32>
+// PAIRS-NOT: llvm.call_intrinsic
+// PAIRS-LABEL: func.func @dot_pixels_stride2
 // DOT-LABEL: func.func @integer_depthwise
 // DOT: vector.load %{{.*}} : memref<2x3x3xi8>, vector<3xi8>
 // DOT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3] : vector<3xi8>, vector<3xi8>

@@ -439,6 +439,11 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     vpermb with AVX-512 VBMI), and `b`'s taps zero-padded to 4 bytes.
     With `int8-dot-signed` (AArch64's `sdot`) both operands must be
     sign-extended instead, and window dot products need a signed `a`.
+    With `int8-dot-pairs` the intrinsic is a multiply of 16-bit pairs
+    (`llvm.x86.avx2.pmadd.wd`, SSE2's `llvm.x86.sse2.pmadd.wd`): each dot
+    product splits both byte vectors into their even and odd bytes as
+    16-bit lanes and adds two pair products, exactly (pmaddubsw's 16-bit
+    sums would saturate).
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",
@@ -455,6 +460,15 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     Option<"int8DotSigned", "int8-dot-signed", "bool", "false",
            "The int8-dot intrinsic multiplies signed by signed bytes "
            "(AArch64 sdot), not unsigned by signed">,
+    Option<"windowDot", "window-dot", "bool", "true",
+           "Depthwise windows as dot products (each lane's taps gathered by "
+           "a byte shuffle across the whole vector: worth it only with an "
+           "instruction for it, AVX-512 VBMI's vpermb, SSSE3's pshufb or "
+           "NEON's tbl on 128 bits)">,
+    Option<"int8DotPairs", "int8-dot-pairs", "bool", "false",
+           "The int8-dot intrinsic multiplies pairs of 16-bit lanes into "
+           "32-bit sums (x86 pmaddwd); each 4-byte dot product is two of "
+           "them, on the operands' even and odd bytes">,
   ];
   let dependentDialects = ["mlir::vector::VectorDialect",
                            "mlir::LLVM::LLVMDialect",

@@ -44,6 +44,14 @@ struct TargetDescription {
   /// x signed where int8DotSigned (AArch64's sdot with +dotprod).
   bool hasInt8DotProduct = false;
   bool int8DotSigned = false;
+  /// CPU: the 4-byte dot products are built, exactly, from two multiplies
+  /// of 16-bit pairs summed into 32-bit lanes (x86 without VNNI: pmaddwd
+  /// on the even and on the odd bytes; pmaddubsw would saturate).
+  bool int8DotFromPairs = false;
+  /// CPU: one instruction shuffles bytes across a whole vector of
+  /// vectorBits (x86 AVX-512 VBMI's vpermb, SSSE3's pshufb on 128 bits,
+  /// NEON's tbl); AVX2's byte shuffles stay within 128-bit halves.
+  bool hasBytePermute = false;
   bool hasSubgroups = false; ///< subgroups of >= DLCX_MIN_SUBGROUP_SIZE
   bool hasInt64 = false;     ///< 64-bit integers in kernels
   unsigned subgroupSize = 1;

@@ -236,10 +236,19 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   registerTile.vectorBits = target.vectorBits;
   registerTile.vectorRegisters = target.vectorRegisters;
   // A CPU's 4-byte dot products (TargetDescription.h): x86 VNNI's, or
-  // AArch64's usdot (+i8mm) or sdot (+dotprod) on 128-bit vectors.
-  if (target.hasInt8DotProduct && tm.getTargetTriple().isX86())
+  // built from pmaddwd's pair products without it, or AArch64's usdot
+  // (+i8mm) or sdot (+dotprod) on 128-bit vectors.
+  if (target.hasInt8DotProduct && tm.getTargetTriple().isX86()) {
     registerTile.int8Dot =
         "llvm.x86.avx512.vpdpbusd." + std::to_string(target.vectorBits);
+    if (target.int8DotFromPairs)
+      registerTile.int8Dot =
+          target.vectorBits == 512   ? "llvm.x86.avx512.pmaddw.d.512"
+          : target.vectorBits == 256 ? "llvm.x86.avx2.pmadd.wd"
+                                     : "llvm.x86.sse2.pmadd.wd";
+    registerTile.int8DotPairs = target.int8DotFromPairs;
+    registerTile.windowDot = target.hasBytePermute;
+  }
   if (target.hasInt8DotProduct && tm.getTargetTriple().isAArch64()) {
     registerTile.int8Dot = target.int8DotSigned
                                ? "llvm.aarch64.neon.sdot.v4i32.v16i8"
