@@ -369,8 +369,10 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::func::FuncOp"> {
     reductions in between: matmul becomes i-k-j, a matmul with transposed B
     keeps k innermost. Each output element still accumulates its reduction
     in the original order unless the reduction is innermost. Floating point
-    arithmetic in kernels is marked `contract` (fused multiply-add), and in
-    reductions `reassoc` so that an innermost reduction vectorizes.
+    arithmetic in the bodies of reductions is marked `contract` (fused
+    multiply-add) and `reassoc` (so that an innermost reduction
+    vectorizes); elementwise arithmetic rounds each operation as the model
+    writes it, as ONNX Runtime does.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::arith::ArithDialect"];
