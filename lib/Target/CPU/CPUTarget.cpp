@@ -247,7 +247,6 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
           : target.vectorBits == 256 ? "llvm.x86.avx2.pmadd.wd"
                                      : "llvm.x86.sse2.pmadd.wd";
     registerTile.int8DotPairs = target.int8DotFromPairs;
-    registerTile.windowDot = target.hasBytePermute;
   }
   if (target.hasInt8DotProduct && tm.getTargetTriple().isAArch64()) {
     registerTile.int8Dot = target.int8DotSigned
@@ -255,6 +254,7 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
                                : "llvm.aarch64.neon.usdot.v4i32.v16i8";
     registerTile.int8DotSigned = target.int8DotSigned;
   }
+  registerTile.windowDot = target.hasBytePermute;
   pm.addNestedPass<func::FuncOp>(createCPURegisterTile(registerTile));
   pm.addNestedPass<func::FuncOp>(createCPUScratch());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
