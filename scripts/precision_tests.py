@@ -39,6 +39,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from scripts import bundle
 from scripts.artifact_checks import fail, rel_rms, run, run_artifact
 from scripts.targets import split_targets
 
@@ -261,6 +262,97 @@ def check_conversions(args, work):
               % (target, n))
 
 
+# The 8- and 4-bit float formats ONNX has, with ml_dtypes' types (the ONNX
+# reference's conversions): kernels hold them as bits.
+SMALL_FLOATS = [("e4m3fn", TensorProto.FLOAT8E4M3FN, "float8_e4m3fn"),
+                ("e4m3fnuz", TensorProto.FLOAT8E4M3FNUZ, "float8_e4m3fnuz"),
+                ("e5m2", TensorProto.FLOAT8E5M2, "float8_e5m2"),
+                ("e5m2fnuz", TensorProto.FLOAT8E5M2FNUZ, "float8_e5m2fnuz"),
+                ("e2m1", TensorProto.FLOAT4E2M1, "float4_e2m1fn")]
+
+
+def check_small_floats(args, work):
+    """Cast between f32 and the 8- and 4-bit floats on every target that
+    runs here, bit for bit against ml_dtypes: every code of each format to
+    f32, and f32 values (random bits, each format's range, its edges, ties,
+    subnormals, infinities, NaN) to each format with saturate=1 (values
+    beyond the largest clipped to it, as the ONNX reference does) and
+    saturate=0. Inputs and outputs of those types cross dlc-run as .npy
+    files of their bits."""
+    import ml_dtypes
+    rng = np.random.default_rng(29)
+    n = 1 << 16
+    x = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(
+        np.uint32).view(np.float32).copy()
+    m = n // 2
+    x[:m] = (rng.standard_normal(m) *
+             np.exp2(rng.integers(-20, 17, m))).astype(np.float32)
+    edges = [0.0, -0.0, np.inf, -np.inf, np.nan, 448, 464, 465, 480, 240,
+             248, 57344, 61440, 61441, 6, 6.5, 7, 2.0 ** -9, 2.0 ** -10,
+             1.5 * 2.0 ** -10, 2.0 ** -17, 2.0 ** -16, 0.25, 0.75, 1e-40]
+    edges = np.array(edges + [-e for e in edges], np.float32)
+    x[m:m + len(edges)] = edges
+    nodes, inputs, outputs = [], [
+        helper.make_tensor_value_info("X", TensorProto.FLOAT, [n])], []
+    for name, onnx_type, _ in SMALL_FLOATS:
+        codes = 16 if name == "e2m1" else 256
+        inputs.append(helper.make_tensor_value_info(
+            "C_" + name, onnx_type, [codes]))
+        outputs.append(helper.make_tensor_value_info(
+            "D_" + name, TensorProto.FLOAT, [codes]))
+        nodes.append(helper.make_node("Cast", ["C_" + name], ["D_" + name],
+                                      to=TensorProto.FLOAT))
+        for sat in (1, 0):
+            out = "E%d_%s" % (sat, name)
+            outputs.append(helper.make_tensor_value_info(out, onnx_type, [n]))
+            nodes.append(helper.make_node("Cast", ["X"], [out], to=onnx_type,
+                                          saturate=sat))
+    graph = helper.make_graph(nodes, "small_floats", inputs, outputs)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 23)])
+    model.ir_version = 11
+    path = os.path.join(work, "small_floats.onnx")
+    onnx.save(model, path)
+    feed = {"X": x}
+    for name, _, _ in SMALL_FLOATS:
+        feed["C_" + name] = np.arange(16 if name == "e2m1" else 256,
+                                      dtype=np.uint8)
+    for target in split_targets(args.targets):
+        if target.startswith("cuda") or not bundle.runs_here(target):
+            continue
+        art = os.path.join(work, "small_floats.dlcx")
+        run([args.dlc_compile, path, "--target=" + target, "-o", art])
+        got = run_artifact(args.dlc_run, art, feed,
+                           os.path.join(work, "small_floats"))
+        for name, _, np_name in SMALL_FLOATS:
+            t = getattr(ml_dtypes, np_name)
+            codes = feed["C_" + name]
+            want = codes.view(t).astype(np.float32)
+            d = got["D_" + name]
+            bad = (d.view(np.uint32) != want.view(np.uint32)) & ~np.isnan(want)
+            bad |= np.isnan(want) != np.isnan(d)
+            info = ml_dtypes.finfo(t)
+            with np.errstate(over="ignore", invalid="ignore"):
+                wants = {1: np.clip(x, info.min, info.max).astype(t),
+                         0: x.astype(t)}
+            for sat, want in wants.items():
+                e = got["E%d_%s" % (sat, name)].view(t)
+                nan = np.isnan(want.astype(np.float32))
+                diff = (e.view(np.uint8) != want.view(np.uint8)) & ~nan
+                diff |= nan != np.isnan(e.astype(np.float32))
+                if diff.any():
+                    i = int(np.flatnonzero(diff)[0])
+                    fail("f32 -> %s (saturate=%d) on %s: %d values differ, "
+                         "first %r -> %#x, want %#x" % (
+                             name, sat, target, diff.sum(), float(x[i]),
+                             e.view(np.uint8)[i], want.view(np.uint8)[i]))
+            if bad.any():
+                fail("%s -> f32 on %s: %d codes differ" % (name, target,
+                                                          bad.sum()))
+        print("ok   small floats on %s: every code of %d formats, %d f32 "
+              "values each way" % (target, len(SMALL_FLOATS), n))
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__,
@@ -276,6 +368,7 @@ def main():
     args.dlc_run = os.path.join(args.build, "bin", "dlc-run")
     with tempfile.TemporaryDirectory(prefix="dlc-precision-") as work:
         check_conversions(args, work)
+        check_small_floats(args, work)
         mix = small_model(np.random.default_rng(3))
         check("mix", mix, args, work, lambda seed: normal_feeds(mix, seed))
         if args.zoo:

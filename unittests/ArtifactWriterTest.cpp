@@ -253,6 +253,34 @@ func.func @main(%x: tensor<3xi8> {dlc.element_type = i4, dlc.packed_shape = arra
   EXPECT_EQ(out.size, 3u);
 }
 
+TEST_F(ArtifactWriterTest, SmallFloatsKeepTheirFormat) {
+  // Kernels hold 8- and 4-bit floats as bits (i8, i4); the artifact names
+  // each input's and output's format, and FLOAT4E2M1 travels packed.
+  std::string error;
+  std::optional<Written> w = write(R"(
+func.func private @k1(tensor<4xi8>) -> tensor<4xi8> attributes {dlc.kernel}
+func.func private @k2(tensor<2xi8>) -> tensor<4xi8> attributes {dlc.kernel}
+func.func @main(%x: tensor<4xi8> {dlc.element_type = f8E4M3FN},
+                %y: tensor<2xi8> {dlc.element_type = f4E2M1FN, dlc.packed_shape = array<i64: 3>})
+    -> (tensor<4xi8> {dlc.element_type = f8E5M2FNUZ}, tensor<4xi8>) {
+  %r = dlc.launch @k1(%x) : (tensor<4xi8>) -> tensor<4xi8>
+  %s = dlc.launch @k2(%y) : (tensor<2xi8>) -> tensor<4xi8>
+  return %r, %s : tensor<4xi8>, tensor<4xi8>
+})",
+                                   error);
+  ASSERT_TRUE(w) << error;
+  ASSERT_EQ(w->launchBindings.size(), 2u);
+  const dlcx_tensor_t &x = w->tensors[w->launchBindings[0][0]];
+  const dlcx_tensor_t &r = w->tensors[w->launchBindings[0][1]];
+  const dlcx_tensor_t &y = w->tensors[w->launchBindings[1][0]];
+  EXPECT_EQ(x.dtype, DLCX_DTYPE_F8E4M3FN);
+  EXPECT_EQ(x.size, 4u);
+  EXPECT_EQ(y.dtype, DLCX_DTYPE_F4E2M1);
+  EXPECT_EQ(y.dims[0], 3);
+  EXPECT_EQ(y.size, 2u);
+  EXPECT_EQ(r.dtype, DLCX_DTYPE_F8E5M2FNUZ);
+}
+
 namespace {
 
 // The format's one table of element types numbers them as ONNX's
@@ -260,13 +288,20 @@ namespace {
 TEST(ArtifactFormat, DtypesAreNumberedAsOnnxNumbersThem) {
   size_t count;
   const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
-  EXPECT_EQ(count, 15u);
+  EXPECT_EQ(count, 20u);
   for (const dlcx_dtype_info_t &e : llvm::ArrayRef(table, count)) {
     std::string expected = e.long_name;
     if (expected == "float32")
       expected = "float";
     else if (expected == "float64")
       expected = "double";
+    // ml_dtypes' names of the small floats: float8_e4m3fn is ONNX's
+    // FLOAT8E4M3FN, float4_e2m1fn its FLOAT4E2M1.
+    if (dlcx_dtype_is_minifloat(e.number)) {
+      llvm::erase(expected, '_');
+      if (e.bits == 4)
+        expected.resize(expected.size() - 2);
+    }
     for (char &c : expected)
       c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     EXPECT_EQ(onnx::getDataTypeName(e.number), expected)
@@ -274,6 +309,10 @@ TEST(ArtifactFormat, DtypesAreNumberedAsOnnxNumbersThem) {
     EXPECT_EQ(dlcx_dtype_info(e.number), &e);
     EXPECT_EQ(dlcx_dtype_bits(e.number), e.bits);
   }
+  // Lookups by kind and width find IEEE types only.
+  EXPECT_EQ(dlcx_dtype_find('f', 8), 0u);
+  EXPECT_EQ(dlcx_dtype_find('f', 4), 0u);
+  EXPECT_EQ(dlcx_dtype_find('f', 16), static_cast<uint32_t>(DLCX_DTYPE_F16));
   EXPECT_EQ(dlcx_dtype_info(8), nullptr); // ONNX's STRING: not in artifacts
   EXPECT_EQ(dlcx_dtype_bits(8), 0u);
 }

@@ -106,3 +106,22 @@ func.func @scan_body_arity(%a: tensor<3x4xf32>) -> tensor<3x4xf32> {
   }
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// Kernels hold 8- and 4-bit floats as their bits: arithmetic on them is
+// refused, not computed on the bits as integers.
+func.func @float_bits_arith(%a: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @below {{node 'a' (Add, opset 14): not supported: input 0 of type FLOAT8E4M3FN; 8- and 4-bit floats are read by Cast, CastLike, QuantizeLinear, DequantizeLinear and the reshapes (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose) only}}
+  %0 = onnx.node "Add" (%a, %a) {version = 14 : i64, name = "a"} : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// 8-bit float quantization came with opset 19.
+func.func @float8_quantize_opset(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN> {
+  // expected-error @below {{node 'q' (QuantizeLinear, opset 13): not supported: the output of type f8E4M3FN before opset 19}}
+  %0 = onnx.node "QuantizeLinear" (%x, %s, %z) {version = 13 : i64, name = "q"} : (tensor<4xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}

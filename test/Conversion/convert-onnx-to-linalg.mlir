@@ -49,3 +49,47 @@ func.func @nibbles(%x: tensor<5xi4>, %s: tensor<f32>, %z: tensor<i4>, %f: tensor
   %1 = onnx.node "QuantizeLinear" (%f, %s, %zu) {version = 21 : i64, name = "q"} : (tensor<2x3xf32>, tensor<f32>, tensor<ui4>) -> tensor<2x3xui4>
   return %0, %1 : tensor<5xf32>, tensor<2x3xui4>
 }
+
+// -----
+
+// 8- and 4-bit floats are held as their bits (i8, i4): arguments and
+// results keep the ONNX type in dlc.element_type, Cast decodes and encodes
+// them with integer arithmetic, reshapes move the bits.
+// CHECK-LABEL: func.func @float_bits
+// CHECK-SAME: (%{{.*}}: tensor<4xi8> {dlc.element_type = f8E4M3FN}
+// CHECK-SAME: -> (tensor<4xf32>, tensor<2x2xi8> {dlc.element_type = f8E5M2})
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4xf32>)
+// CHECK:   arith.extui %{{.*}} : i8 to i32
+// CHECK:   arith.bitcast %{{.*}} : i32 to f32
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi8>)
+// CHECK:   arith.bitcast %{{.*}} : f32 to i32
+// CHECK:   arith.trunci %{{.*}} : i32 to i8
+// CHECK: tensor.expand_shape
+// CHECK-NOT: f8E
+func.func @float_bits(%a: tensor<4xf8E4M3FN>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf8E5M2>) {
+  %s = arith.constant dense<[2, 2]> : tensor<2xi64>
+  %0 = onnx.node "Cast" (%a) {version = 19 : i64, name = "d", attrs = {to = 1 : i64}} : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+  %1 = onnx.node "Cast" (%b) {version = 19 : i64, name = "e", attrs = {to = 19 : i64, saturate = 0 : i64}} : (tensor<4xf32>) -> tensor<4xf8E5M2>
+  %2 = onnx.node "Reshape" (%1, %s) {version = 19 : i64, name = "r"} : (tensor<4xf8E5M2>, tensor<2xi64>) -> tensor<2x2xf8E5M2>
+  return %0, %2 : tensor<4xf32>, tensor<2x2xf8E5M2>
+}
+
+// -----
+
+// Casts of constants fold to the format's bits: 448 is E4M3FN's largest
+// value (0x7e); 500 rounds beyond it, to the largest when saturating and
+// to NaN (0x7f) when not; 0.3 rounds to 0.3125 (0x2a); -2^-9, the smallest
+// subnormal, keeps its sign (0x81). Decoding is exact.
+// CHECK-LABEL: func.func @float_bits_fold
+// CHECK-DAG: arith.constant dense<[126, 126, 42, -127]> : tensor<4xi8>
+// CHECK-DAG: arith.constant dense<[126, 127, 42, -127]> : tensor<4xi8>
+// CHECK-DAG: arith.constant dense<[1.000000e+00, -2.000000e+00, 4.480000e+02, 0.001953125]> : tensor<4xf32>
+// CHECK-NOT: linalg.generic
+func.func @float_bits_fold() -> (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xf32>) {
+  %x = arith.constant dense<[448.0, 500.0, 0.3, -0.001953125]> : tensor<4xf32>
+  %f = arith.constant dense<[1.0, -2.0, 448.0, 0.001953125]> : tensor<4xf8E4M3FN>
+  %0 = onnx.node "Cast" (%x) {version = 19 : i64, name = "s", attrs = {to = 17 : i64}} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %1 = onnx.node "Cast" (%x) {version = 19 : i64, name = "n", attrs = {to = 17 : i64, saturate = 0 : i64}} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %2 = onnx.node "Cast" (%f) {version = 19 : i64, name = "d", attrs = {to = 1 : i64}} : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>, tensor<4xf32>
+}

@@ -11,6 +11,7 @@
 #include "dlc/Conversion/ONNXToLinalg/ONNXToLinalg.h"
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 #include "dlc/Frontend/ONNX/Importer.h"
 
 #include "Utils.h"
@@ -319,8 +320,7 @@ static LogicalResult checkSupport(func::FuncOp func,
 // by one.
 
 static bool isNibble(Type t) {
-  auto i = dyn_cast<IntegerType>(t);
-  return i && i.getWidth() == 4;
+  return isa<IntegerType, FloatType>(t) && t.getIntOrFloatBitWidth() == 4;
 }
 
 static int64_t packedBytes(int64_t elements) { return (elements + 1) / 2; }
@@ -379,6 +379,18 @@ static Value packNibbles(OpBuilder &b, Location loc, Value v) {
         return SmallVector<Value>{
             arith::OrIOp::create(nb, nl, nibble(lo), high)};
       })[0];
+}
+
+/// Whether `node` may read 8- and 4-bit floats, which kernels hold as
+/// their bits: nodes that convert them, and nodes that only move values.
+static bool readsFloatBits(onnx::NodeOp node) {
+  if (!node.getDomain().empty() && node.getDomain() != "ai.onnx")
+    return false;
+  return llvm::is_contained({"Cast", "CastLike", "QuantizeLinear",
+                             "DequantizeLinear", "Identity", "Reshape",
+                             "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                             "Shape", "Size"},
+                            node.getOpType());
 }
 
 LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
@@ -484,6 +496,13 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     for (auto [i, v] : llvm::enumerate(inputs)) {
       if (v && !isa<RankedTensorType>(v.getType()))
         return rw.fail("input " + Twine(i) + " has no static type");
+      if (isFloatHeldAsBits(inputTypes[i]) && !readsFloatBits(node))
+        return rw.unsupported(
+            "input " + Twine(i) + " of type " +
+            onnx::getDataTypeName(onnx::getDataType(inputTypes[i])) +
+            "; 8- and 4-bit floats are read by Cast, CastLike, "
+            "QuantizeLinear, DequantizeLinear and the reshapes (Identity, "
+            "Reshape, Flatten, Squeeze, Unsqueeze, Transpose) only");
     }
     const HandlerRegistry::Entry *handler = findHandler(node, registry);
     if (!handler || failed(handler->handler(rw)))

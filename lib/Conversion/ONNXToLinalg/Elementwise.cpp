@@ -745,14 +745,17 @@ LogicalResult convertWhere(NodeRewriter &rw) {
 
 //===--- casts ------------------------------------------------------------===//
 
+/// Cast and CastLike. `saturate` (opset 19) only matters for 8-bit float
+/// results; ONNX ignores it for every other type.
 LogicalResult castTo(NodeRewriter &rw, Type to) {
   if (failed(rw.requireInput(0, "input")))
     return failure();
   Type from = rw.onnxElementType(0);
+  bool saturate = rw.getInt("saturate", 1) != 0;
   return emitElementwise(
       rw, rw.input(0), signlessType(to),
       [&](OpBuilder &b, Location loc, ValueRange a) {
-        return castScalar(b, loc, a[0], from, to);
+        return castScalar(b, loc, a[0], from, to, saturate);
       },
       to);
 }
@@ -764,8 +767,6 @@ LogicalResult convertCast(NodeRewriter &rw) {
   Type t = onnx::getElementType(rw.ctx(), *to);
   if (!t)
     return rw.unsupported("cast to " + onnx::getDataTypeName(*to));
-  if (rw.getInt("saturate", 1) == 0)
-    return rw.unsupported("saturate=0 (it only applies to 8-bit floats)");
   return castTo(rw, t);
 }
 

@@ -88,6 +88,14 @@ Value saturate(OpBuilder &b, Location loc, Value q, Value zpF32,
 /// The quantized integer types dlc handles: 8-bit from the start, 16- and
 /// 4-bit from opset 21.
 LogicalResult checkQuantType(NodeRewriter &rw, Type onnxType, StringRef what) {
+  // 8-bit floats from opset 19, FLOAT4E2M1 from 23 (held as their bits).
+  if (isFloatHeldAsBits(onnxType)) {
+    int64_t since = onnxType.getIntOrFloatBitWidth() == 4 ? 23 : 19;
+    if (rw.version() >= since)
+      return success();
+    return rw.unsupported(what + " of type " + typeName(onnxType) +
+                          " before opset " + Twine(since));
+  }
   auto it = dyn_cast<IntegerType>(onnxType);
   unsigned w = it ? it.getWidth() : 0;
   if (w == 8 || ((w == 16 || w == 4) && rw.version() >= 21))
@@ -230,7 +238,11 @@ LogicalResult convertQuantizeLinear(NodeRewriter &rw) {
     qType = IntegerType::get(rw.ctx(), 8, IntegerType::Unsigned);
   if (failed(checkQuantType(rw, qType, "the output")))
     return failure();
-  auto qInt = cast<IntegerType>(qType);
+  auto qInt = dyn_cast<IntegerType>(qType);
+  // 8- and 4-bit float results: x / y_scale (+ the zero point, zero for
+  // them) rounded to the format, saturating unless `saturate` is 0.
+  auto qFloat = dyn_cast<FloatType>(qType);
+  bool saturating = rw.getInt("saturate", 1) != 0;
 
   // The division runs in the precision attribute's type, else the scale's.
   Type precision = sType;
@@ -267,6 +279,14 @@ LogicalResult convertQuantizeLinear(NodeRewriter &rw) {
         Value s = roundTo(nb, nloc, toF32(nb, nloc, a[1], false), precision);
         Value q =
             roundTo(nb, nloc, arith::DivFOp::create(nb, nloc, x, s), precision);
+        if (qFloat) {
+          q = toF32(nb, nloc, q, false);
+          if (hasZp)
+            q = arith::AddFOp::create(nb, nloc, q,
+                                      decodeFloatBits(nb, nloc, a[2], qFloat));
+          return SmallVector<Value>{
+              encodeFloatBits(nb, nloc, q, qFloat, saturating)};
+        }
         q = math::RoundEvenOp::create(nb, nloc, q);
         Value zp = hasZp ? toF32(nb, nloc, a[2], qInt.isUnsigned()) : Value();
         return SmallVector<Value>{saturate(nb, nloc, q, zp, qInt)};
@@ -317,10 +337,14 @@ LogicalResult convertDequantizeLinear(NodeRewriter &rw) {
       [&](OpBuilder &nb, Location nloc, ValueRange a, ValueRange) {
         // (x - zp) in f32 is exact for the 4..16-bit types and matches
         // the reference (float(x) - float(zp)) for int32.
-        Value x = toF32(nb, nloc, a[0], isUnsigned);
+        auto toFloat = [&](Value v) {
+          if (auto bits = dyn_cast<FloatType>(xOnnx); isFloatHeldAsBits(bits))
+            return decodeFloatBits(nb, nloc, v, bits);
+          return toF32(nb, nloc, v, isUnsigned);
+        };
+        Value x = toFloat(a[0]);
         if (hasZp)
-          x = arith::SubFOp::create(nb, nloc, x,
-                                    toF32(nb, nloc, a[2], isUnsigned));
+          x = arith::SubFOp::create(nb, nloc, x, toFloat(a[2]));
         Value y =
             arith::MulFOp::create(nb, nloc, x, toF32(nb, nloc, a[1], false));
         if (yType != y.getType())

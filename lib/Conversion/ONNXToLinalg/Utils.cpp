@@ -100,16 +100,191 @@ TypedAttr dlc::highestValueAttr(Type type, bool isUnsigned) {
                                            : APInt::getSignedMaxValue(w));
 }
 
+bool dlc::isFloatHeldAsBits(Type type) {
+  auto f = dyn_cast_if_present<FloatType>(type);
+  return f && f.getWidth() <= 8;
+}
+
 Type dlc::signlessType(Type type) {
   if (auto i = dyn_cast<IntegerType>(type))
     return IntegerType::get(type.getContext(), i.getWidth());
+  if (isFloatHeldAsBits(type))
+    return IntegerType::get(type.getContext(), type.getIntOrFloatBitWidth());
   return type;
 }
 
-Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to) {
+namespace {
+
+/// The bit layout of an 8- or 4-bit float, read from LLVM's description of
+/// it: sign in the top bit, then exponent, then `mantissa` bits.
+struct SmallFloatLayout {
+  unsigned bits, mantissa;
+  int bias;
+  uint32_t largest; // the largest finite magnitude's bits
+  std::optional<uint32_t> inf, nan;
+  /// NaN is the bit pattern of -0 (the FNUZ formats): no negative zero.
+  bool nanIsNegativeZero = false;
+
+  explicit SmallFloatLayout(FloatType t) {
+    const llvm::fltSemantics &s = t.getFloatSemantics();
+    bits = t.getWidth();
+    mantissa = llvm::APFloat::semanticsPrecision(s) - 1;
+    bias = 1 - llvm::APFloat::semanticsMinExponent(s);
+    largest = llvm::APFloat::getLargest(s).bitcastToAPInt().getZExtValue();
+    if (llvm::APFloat::semanticsHasInf(s))
+      inf = llvm::APFloat::getInf(s).bitcastToAPInt().getZExtValue();
+    if (llvm::APFloat::semanticsHasNaN(s)) {
+      nan = llvm::APFloat::getNaN(s).bitcastToAPInt().getZExtValue();
+      nanIsNegativeZero = *nan == 1u << (bits - 1);
+    }
+  }
+};
+
+/// i32 arithmetic for the conversions below, folded when operands are
+/// constants (Cast of a constant folds to a constant).
+struct Bits32 {
+  OpBuilder &b;
+  Location loc;
+  Type i32 = b.getI32Type();
+  Value c(int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); }
+  Value andI(Value x, int64_t m) {
+    return b.createOrFold<arith::AndIOp>(loc, x, c(m));
+  }
+  Value shl(Value x, Value n) {
+    return b.createOrFold<arith::ShLIOp>(loc, x, n);
+  }
+  Value shl(Value x, int64_t n) { return shl(x, c(n)); }
+  Value shr(Value x, Value n) {
+    return b.createOrFold<arith::ShRUIOp>(loc, x, n);
+  }
+  Value shr(Value x, int64_t n) { return shr(x, c(n)); }
+  Value add(Value x, Value y) {
+    return b.createOrFold<arith::AddIOp>(loc, x, y);
+  }
+  Value add(Value x, int64_t y) { return add(x, c(y)); }
+  Value sub(Value x, Value y) {
+    return b.createOrFold<arith::SubIOp>(loc, x, y);
+  }
+  Value orI(Value x, Value y) {
+    return b.createOrFold<arith::OrIOp>(loc, x, y);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return b.createOrFold<arith::CmpIOp>(loc, p, x, y);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, int64_t y) {
+    return cmp(p, x, c(y));
+  }
+  Value select(Value cond, Value x, Value y) {
+    return b.createOrFold<arith::SelectOp>(loc, cond, x, y);
+  }
+  Value select(Value cond, int64_t x, Value y) { return select(cond, c(x), y); }
+};
+
+} // namespace
+
+Value dlc::decodeFloatBits(OpBuilder &b, Location loc, Value bits,
+                           FloatType from) {
+  using P = arith::CmpIPredicate;
+  SmallFloatLayout f(from);
+  Bits32 i{b, loc};
+  unsigned m = f.mantissa;
+  Value x = b.createOrFold<arith::ExtUIOp>(loc, i.i32, bits);
+  Value magnitude = i.andI(x, (1 << (f.bits - 1)) - 1);
+  Value exponent = i.shr(magnitude, m);
+  Value fraction = i.andI(magnitude, (1 << m) - 1);
+  // Normal: rebias the exponent and move the fraction to f32's place.
+  Value normal =
+      i.orI(i.shl(i.add(exponent, 127 - f.bias), 23), i.shl(fraction, 23 - m));
+  // Subnormal: fraction * 2^(1 - bias - m), exact in f32.
+  Value scaled = b.createOrFold<arith::MulFOp>(
+      loc, b.createOrFold<arith::UIToFPOp>(loc, b.getF32Type(), fraction),
+      arith::ConstantFloatOp::create(
+          b, loc, b.getF32Type(),
+          llvm::APFloat(std::ldexp(1.0f, 1 - f.bias - int(m)))));
+  Value subnormal = b.createOrFold<arith::BitcastOp>(loc, i.i32, scaled);
+  Value r = i.select(i.cmp(P::eq, exponent, 0), subnormal, normal);
+  r = i.orI(r, i.shl(i.shr(x, f.bits - 1), 31));
+  if (f.inf)
+    r = i.select(i.cmp(P::eq, magnitude, *f.inf),
+                 i.orI(i.c(0x7f800000), i.shl(i.shr(x, f.bits - 1), 31)), r);
+  if (f.nan) {
+    // With infinities every pattern above them is a NaN; without, the NaN
+    // pattern (either sign, or -0's pattern in the FNUZ formats) is.
+    Value isNaN = f.inf                 ? i.cmp(P::ugt, magnitude, *f.inf)
+                  : f.nanIsNegativeZero ? i.cmp(P::eq, x, *f.nan)
+                                        : i.cmp(P::eq, magnitude, *f.nan);
+    r = i.select(isNaN, 0x7fc00000, r);
+  }
+  return b.createOrFold<arith::BitcastOp>(loc, b.getF32Type(), r);
+}
+
+Value dlc::encodeFloatBits(OpBuilder &b, Location loc, Value v, FloatType to,
+                           bool saturate) {
+  using P = arith::CmpIPredicate;
+  SmallFloatLayout f(to);
+  Bits32 i{b, loc};
+  unsigned m = f.mantissa;
+  Value x = b.createOrFold<arith::BitcastOp>(loc, i.i32, v);
+  Value sign = i.shr(x, 31);
+  Value abs = i.andI(x, 0x7fffffff);
+  Value isNaN = i.cmp(P::ugt, abs, 0x7f800000);
+  Value exponent = i.shr(abs, 23);
+  Value fraction = i.andI(abs, 0x7fffff);
+  // The significand with its leading one (f32 subnormals have none and
+  // scale as exponent 1), and the exponent biased for the target.
+  Value isSub = i.cmp(P::eq, exponent, 0);
+  Value significand = i.select(isSub, fraction, i.orI(fraction, i.c(1 << 23)));
+  Value target = i.add(i.select(isSub, 1, exponent), f.bias - 127);
+  // Below the target's normal range the significand shifts further right.
+  Value below =
+      b.createOrFold<arith::MaxSIOp>(loc, i.sub(i.c(1), target), i.c(0));
+  Value shift = b.createOrFold<arith::MinSIOp>(
+      loc, i.add(below, 23 - int64_t(m)), i.c(31));
+  // Round to nearest, ties to even.
+  Value q = i.shr(significand, shift);
+  Value rem = i.sub(significand, i.shl(q, shift));
+  Value half = i.shl(i.c(1), i.sub(shift, i.c(1)));
+  Value odd = i.cmp(P::ne, i.andI(q, 1), 0);
+  Value up = b.createOrFold<arith::OrIOp>(
+      loc, i.cmp(P::ugt, rem, half),
+      b.createOrFold<arith::AndIOp>(loc, i.cmp(P::eq, rem, half), odd));
+  q = i.add(q, b.createOrFold<arith::ExtUIOp>(loc, i.i32, up));
+  // q holds the leading one for normal results, so adding it to the
+  // exponent field minus one also carries a rounding overflow into it.
+  Value code = i.add(
+      i.shl(b.createOrFold<arith::MaxSIOp>(loc, i.sub(target, i.c(1)), i.c(0)),
+            m),
+      q);
+  // Beyond the largest finite value: the largest (saturate, and formats
+  // with neither infinity nor NaN), else infinity, else NaN.
+  int64_t overflow = saturate || (!f.inf && !f.nan) ? f.largest
+                     : f.inf                        ? *f.inf
+                                                    : *f.nan;
+  Value magnitude = i.select(i.cmp(P::ugt, code, f.largest), overflow, code);
+  Value signBit = i.shl(sign, f.bits - 1);
+  Value r = i.orI(magnitude, signBit);
+  if (f.nanIsNegativeZero)
+    r = i.select(i.cmp(P::eq, magnitude, 0), 0, r);
+  if (f.nan)
+    r = i.select(isNaN, i.orI(i.c(*f.nan), signBit), r);
+  else
+    // No NaN to hold one: zero with the sign flipped, as ml_dtypes (the
+    // ONNX reference's conversions) writes it.
+    r = i.select(isNaN, i.shl(i.sub(i.c(1), sign), f.bits - 1), r);
+  return b.createOrFold<arith::TruncIOp>(loc, b.getIntegerType(f.bits), r);
+}
+
+Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to,
+                      bool saturate) {
   Type dst = signlessType(to);
   if (from == to)
     return v;
+  if (isFloatHeldAsBits(from))
+    return castScalar(b, loc, decodeFloatBits(b, loc, v, cast<FloatType>(from)),
+                      b.getF32Type(), to, saturate);
+  if (isFloatHeldAsBits(to))
+    return encodeFloatBits(b, loc, castScalar(b, loc, v, from, b.getF32Type()),
+                           cast<FloatType>(to), saturate);
   bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
   if (fromFloat && toFloat) {
     unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();

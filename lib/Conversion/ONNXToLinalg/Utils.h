@@ -47,11 +47,29 @@ mlir::TypedAttr highestValueAttr(mlir::Type type, bool isUnsigned);
 /// Converts a scalar between element types with ONNX Cast semantics.
 /// `from`/`to` are ONNX element types (their signedness selects the
 /// integer conversions); the value and result use signless types.
+/// `saturate` is Cast's attribute: 8-bit float results beyond the largest
+/// finite value become it rather than infinity or NaN.
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
-                       mlir::Type from, mlir::Type to);
+                       mlir::Type from, mlir::Type to, bool saturate = true);
 
-/// The signless form of an ONNX element type (ui8 -> i8).
+/// The type kernels hold values of an ONNX element type in: signless
+/// integers (ui8 -> i8), and the bits of 8- and 4-bit floats (f8E4M3FN ->
+/// i8, f4E2M1FN -> i4), which no target computes with.
 mlir::Type signlessType(mlir::Type type);
+
+/// An 8- or 4-bit float (FLOAT8E4M3FN, ..., FLOAT4E2M1): held as its bits.
+bool isFloatHeldAsBits(mlir::Type type);
+
+/// The f32 value of the bits `bits` (i8 or i4) of an 8- or 4-bit float of
+/// type `from`: exact.
+mlir::Value decodeFloatBits(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value bits, mlir::FloatType from);
+
+/// The bits of f32 `v` rounded to 8- or 4-bit float type `to`, to nearest
+/// with ties to even; beyond the largest finite value the largest when
+/// `saturate`, else infinity or NaN as the format has them.
+mlir::Value encodeFloatBits(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value v, mlir::FloatType to, bool saturate);
 
 /// A linalg.generic computing `body` elementwise over `operands`, broadcast
 /// numpy-style to a common shape, with result element type `resultType`.

@@ -73,7 +73,7 @@ std::string dtypeName(int32_t dtype) {
 
 /// Bytes per element as stored in raw_data; 0 for sub-byte types.
 int64_t storageBytes(Type t) {
-  if (t.isInteger(4))
+  if (t.getIntOrFloatBitWidth() == 4)
     return 0;
   if (t.isInteger(1))
     return 1;
@@ -826,7 +826,7 @@ ModelImporter::densify(::onnx::SparseTensorProto &sparse, Location loc) {
   FailureOr<ElementsAttr> valueAttr = importTensor(values, loc);
   if (failed(valueAttr))
     return failure();
-  if (valueAttr->getElementType().isInteger(4))
+  if (valueAttr->getElementType().getIntOrFloatBitWidth() == 4)
     return fail("4-bit values are not supported");
   int64_t nonzeros = valueAttr->getNumElements();
   Type elementType = valueAttr->getElementType();
@@ -985,9 +985,9 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
     return importExternalTensor(tensor, type, loc);
 
   int64_t elemBytes = storageBytes(elementType);
-  // Sub-byte integers are packed two per byte on disk, low nibble first;
-  // MLIR stores one element per byte, so unpack them.
-  if (elementType.isInteger(4)) {
+  // 4-bit integers and floats are packed two per byte on disk, low nibble
+  // first; MLIR stores one element per byte, so unpack them.
+  if (elementType.getIntOrFloatBitWidth() == 4) {
     std::string packed;
     if (tensor.has_raw_data())
       packed = tensor.raw_data();
@@ -1006,7 +1006,9 @@ FailureOr<ElementsAttr> ModelImporter::importTensor(::onnx::TensorProto &tensor,
       uint8_t nibble = (i % 2) ? (byte >> 4) : (byte & 0xf);
       elems.push_back(APInt(4, nibble));
     }
-    return ElementsAttr(DenseElementsAttr::get(type, elems));
+    auto bits =
+        DenseElementsAttr::get(type.clone(builder.getIntegerType(4)), elems);
+    return ElementsAttr(bits.bitcast(elementType));
   }
 
   std::string storage;

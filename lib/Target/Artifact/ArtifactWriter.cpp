@@ -260,6 +260,17 @@ LogicalResult Writer::analyze() {
 static uint32_t dlcxDtype(Type t) {
   if (t.isBF16())
     return DLCX_DTYPE_BF16;
+  // 8- and 4-bit floats: one format each, beyond kind and width.
+  if (isa<Float8E4M3FNType>(t))
+    return DLCX_DTYPE_F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(t))
+    return DLCX_DTYPE_F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(t))
+    return DLCX_DTYPE_F8E5M2;
+  if (isa<Float8E5M2FNUZType>(t))
+    return DLCX_DTYPE_F8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(t))
+    return DLCX_DTYPE_F4E2M1;
   char kind = 0;
   if (isa<FloatType>(t))
     kind = 'f';

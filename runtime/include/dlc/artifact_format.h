@@ -115,7 +115,9 @@ typedef enum dlcx_feature_e {
  * X(NAME, number, short name, long (NumPy) name, bits, kind), kind 'f'
  * (float), 'i' (signed), 'u' (unsigned) or 'b' (bool, one byte). 4-bit
  * types are packed two per byte in model inputs and outputs and take a byte
- * each between kernels. */
+ * each between kernels. The 8- and 4-bit floats (FLOAT8E4M3FN ...
+ * FLOAT4E2M1) are formats of their own, not IEEE types: lookups by kind and
+ * width (dlcx_dtype_find) skip them, .npy files hold their bits. */
 #define DLCX_DTYPES(X)                                                         \
   X(F32, 1, "f32", "float32", 32, 'f')                                         \
   X(U8, 2, "u8", "uint8", 8, 'u')                                              \
@@ -130,8 +132,13 @@ typedef enum dlcx_feature_e {
   X(U32, 12, "u32", "uint32", 32, 'u')                                         \
   X(U64, 13, "u64", "uint64", 64, 'u')                                         \
   X(BF16, 16, "bf16", "bfloat16", 16, 'f')                                     \
+  X(F8E4M3FN, 17, "f8e4m3fn", "float8_e4m3fn", 8, 'f')                         \
+  X(F8E4M3FNUZ, 18, "f8e4m3fnuz", "float8_e4m3fnuz", 8, 'f')                   \
+  X(F8E5M2, 19, "f8e5m2", "float8_e5m2", 8, 'f')                               \
+  X(F8E5M2FNUZ, 20, "f8e5m2fnuz", "float8_e5m2fnuz", 8, 'f')                   \
   X(U4, 21, "u4", "uint4", 4, 'u')                                             \
-  X(I4, 22, "i4", "int4", 4, 'i')
+  X(I4, 22, "i4", "int4", 4, 'i')                                              \
+  X(F4E2M1, 23, "f4e2m1", "float4_e2m1fn", 4, 'f')
 
 typedef enum dlcx_dtype_e {
 #define DLCX_DTYPE_ENUMERATOR(name, number, short_name, long_name, bits, kind) \
@@ -171,6 +178,12 @@ static inline const dlcx_dtype_info_t *dlcx_dtype_info(uint32_t dtype) {
   return NULL;
 }
 
+/* Whether `dtype` is one of the 8- and 4-bit float formats. */
+static inline int dlcx_dtype_is_minifloat(uint32_t dtype) {
+  return (dtype >= DLCX_DTYPE_F8E4M3FN && dtype <= DLCX_DTYPE_F8E5M2FNUZ) ||
+         dtype == DLCX_DTYPE_F4E2M1;
+}
+
 /* The dtype of `kind` and `bits` (IEEE f16 for 'f' and 16, not bf16), or 0
  * when the table has none. */
 static inline uint32_t dlcx_dtype_find(char kind, uint32_t bits) {
@@ -178,6 +191,7 @@ static inline uint32_t dlcx_dtype_find(char kind, uint32_t bits) {
   const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
   for (i = 0; i < count; ++i)
     if (table[i].kind == kind && table[i].bits == bits &&
+        !dlcx_dtype_is_minifloat(table[i].number) &&
         table[i].number != DLCX_DTYPE_BF16)
       return table[i].number;
   return 0;

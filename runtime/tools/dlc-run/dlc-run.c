@@ -275,9 +275,9 @@ static void dlc_fill_random(dlc_host_tensor_t *t, uint64_t *state) {
 }
 
 /* Makes `t` (read from `path`) fit `info`, or says why it cannot and
- * returns 0. The
- * conversions are the lossless ones .npy files need: bf16 as raw uint16
- * bits, int4/uint4 as one int8/uint8 per element. */
+ * returns 0. The conversions are the lossless ones .npy files need: bf16
+ * as raw uint16 bits, 8- and 4-bit floats as raw uint8 bits (one per
+ * element), int4/uint4 as one int8/uint8 per element. */
 static int dlc_fit_tensor(dlc_host_tensor_t *t, const dlc_tensor_info_t *info,
                           const char *what, const char *path) {
   char want[160], got[160];
@@ -289,8 +289,24 @@ static int dlc_fit_tensor(dlc_host_tensor_t *t, const dlc_tensor_info_t *info,
     int unpacked4 =
         (info->dtype == DLCX_DTYPE_I4 && t->dtype == DLCX_DTYPE_I8) ||
         (info->dtype == DLCX_DTYPE_U4 && t->dtype == DLCX_DTYPE_U8);
+    int bits4 = dlcx_dtype_bits(info->dtype) == 4;
     if (info->dtype == DLCX_DTYPE_BF16 && t->dtype == DLCX_DTYPE_U16) {
       t->dtype = DLCX_DTYPE_BF16;
+    } else if (dlcx_dtype_is_minifloat(info->dtype) &&
+               t->dtype == DLCX_DTYPE_U8) {
+      uint64_t i;
+      for (i = 0; bits4 && i < t->count; ++i)
+        if (t->data[i] > 15)
+          return dlc_run_error("%s: element %llu of %s is %u, not the bits "
+                               "of a 4-bit float",
+                               what, (unsigned long long)i, path, t->data[i]);
+      if (bits4) { /* pack: element i's bits into nibble i */
+        for (i = 0; i < t->count; ++i)
+          t->data[i / 2] =
+              (uint8_t)(i % 2 ? t->data[i / 2] | t->data[i] << 4 : t->data[i]);
+        t->size = (size_t)(t->count / 2 + t->count % 2);
+      }
+      t->dtype = info->dtype;
     } else if (unpacked4) {
       dlc_host_tensor_t packed;
       uint64_t i;

@@ -21,13 +21,13 @@ static unsigned dlc_npy_bytes(uint32_t dtype) {
 }
 
 /* The .npy descr of `dtype` (into `out`, 4 bytes): '<' or '|' (one byte),
- * then NumPy's kind and size. bf16 has no NumPy type: its raw bits, '<u2'
- * (viewable with ml_dtypes). */
+ * then NumPy's kind and size. bf16 and the 8- and 4-bit floats have no
+ * NumPy type: their raw bits, '<u2' or '|u1' (viewable with ml_dtypes). */
 static const char *dlc_npy_descr(uint32_t dtype, char out[4]) {
   unsigned bytes = dlc_npy_bytes(dtype);
   const dlcx_dtype_info_t *info = dlcx_dtype_info(dtype);
   char kind = info ? info->kind : '?';
-  if (dtype == DLCX_DTYPE_BF16)
+  if (dtype == DLCX_DTYPE_BF16 || dlcx_dtype_is_minifloat(dtype))
     kind = 'u';
   out[0] = bytes == 1 ? '|' : '<';
   out[1] = kind;
@@ -47,6 +47,74 @@ int dlc_tensor_dtype_is_float(uint32_t dtype) {
 }
 
 static int dlc_is_nibble(uint32_t dtype) { return dlcx_dtype_bits(dtype) == 4; }
+
+/* The 4 bits of element `i` of a 4-bit tensor. */
+static unsigned dlc_nibble(const dlc_host_tensor_t *t, uint64_t i) {
+  return (t->data[i / 2] >> (4 * (i % 2))) & 0xfu;
+}
+
+/* The value of `code` in 8- or 4-bit float format `dtype`: sign, exponent
+ * and mantissa bits, NaN and infinity as each format defines them (the
+ * FNUZ formats: NaN is -0's pattern; E4M3FN: all ones; E5M2: IEEE-like;
+ * E2M1: no NaN or infinity). */
+static double dlc_minifloat_value(uint32_t dtype, unsigned code) {
+  unsigned bits = 8, mantissa = 3, exponent, fraction, magnitude;
+  int bias = 7;
+  double value;
+  switch (dtype) {
+  case DLCX_DTYPE_F8E4M3FNUZ:
+    bias = 8;
+    break;
+  case DLCX_DTYPE_F8E5M2:
+    mantissa = 2;
+    bias = 15;
+    break;
+  case DLCX_DTYPE_F8E5M2FNUZ:
+    mantissa = 2;
+    bias = 16;
+    break;
+  case DLCX_DTYPE_F4E2M1:
+    bits = 4;
+    mantissa = 1;
+    bias = 1;
+    break;
+  default:
+    break;
+  }
+  magnitude = code & ((1u << (bits - 1)) - 1);
+  exponent = magnitude >> mantissa;
+  fraction = magnitude & ((1u << mantissa) - 1);
+  if ((dtype == DLCX_DTYPE_F8E4M3FNUZ || dtype == DLCX_DTYPE_F8E5M2FNUZ) &&
+      code == 0x80)
+    return NAN;
+  if (dtype == DLCX_DTYPE_F8E4M3FN && magnitude == 0x7f)
+    return NAN;
+  if (dtype == DLCX_DTYPE_F8E5M2 && exponent == 31)
+    value = fraction ? NAN : INFINITY;
+  else if (exponent == 0)
+    value = ldexp((double)fraction, 1 - bias - (int)mantissa);
+  else
+    value = ldexp(1.0 + ldexp((double)fraction, -(int)mantissa),
+                  (int)exponent - bias);
+  return code >> (bits - 1) ? -value : value;
+}
+
+/* The code of `dtype` nearest to `value` (ties to the even code), as the
+ * tool needs it for random inputs: a search over the 256 or 16 codes. */
+static unsigned dlc_minifloat_code(uint32_t dtype, double value) {
+  unsigned codes = dlcx_dtype_bits(dtype) == 4 ? 16 : 256, code, best = 0;
+  double best_error = INFINITY;
+  for (code = 0; code < codes; ++code) {
+    double v = dlc_minifloat_value(dtype, code);
+    double error = fabs(v - value);
+    if (!isnan(v) && !isinf(v) &&
+        (error < best_error || (error == best_error && (code & 1) == 0))) {
+      best = code;
+      best_error = error;
+    }
+  }
+  return best;
+}
 
 static int dlc_fail(char *error, size_t error_size, const char *format, ...)
 #if defined(__GNUC__)
@@ -184,8 +252,11 @@ static int64_t dlc_sign_extend(uint64_t value, unsigned bits) {
 
 double dlc_tensor_get(const dlc_host_tensor_t *t, uint64_t i) {
   const uint8_t *p;
+  if (dlcx_dtype_is_minifloat(t->dtype))
+    return dlc_minifloat_value(
+        t->dtype, dlc_is_nibble(t->dtype) ? dlc_nibble(t, i) : t->data[i]);
   if (dlc_is_nibble(t->dtype)) {
-    unsigned nibble = (t->data[i / 2] >> (4 * (i % 2))) & 0xfu;
+    unsigned nibble = dlc_nibble(t, i);
     return t->dtype == DLCX_DTYPE_I4 ? (double)dlc_sign_extend(nibble, 4)
                                      : (double)nibble;
   }
@@ -226,9 +297,15 @@ double dlc_tensor_get(const dlc_host_tensor_t *t, uint64_t i) {
 
 void dlc_tensor_set(dlc_host_tensor_t *t, uint64_t i, double value) {
   uint8_t *p;
+  if (dlcx_dtype_is_minifloat(t->dtype) && !dlc_is_nibble(t->dtype)) {
+    t->data[i] = (uint8_t)dlc_minifloat_code(t->dtype, value);
+    return;
+  }
   if (dlc_is_nibble(t->dtype)) {
     unsigned shift = 4 * (unsigned)(i % 2);
-    unsigned nibble = (unsigned)((int64_t)value & 0xf);
+    unsigned nibble = dlcx_dtype_is_minifloat(t->dtype)
+                          ? dlc_minifloat_code(t->dtype, value)
+                          : (unsigned)((int64_t)value & 0xf);
     t->data[i / 2] =
         (uint8_t)((t->data[i / 2] & ~(0xfu << shift)) | nibble << shift);
     return;
@@ -265,7 +342,7 @@ int dlc_tensor_same_bits(const dlc_host_tensor_t *a, const dlc_host_tensor_t *b,
                          uint64_t i) {
   unsigned bytes;
   if (dlc_is_nibble(a->dtype))
-    return ((a->data[i / 2] ^ b->data[i / 2]) >> (4 * (i % 2)) & 0xfu) == 0;
+    return dlc_nibble(a, i) == dlc_nibble(b, i);
   bytes = dlc_npy_bytes(a->dtype);
   if (a->dtype == DLCX_DTYPE_BOOL)
     return (a->data[i] != 0) == (b->data[i] != 0);
@@ -449,7 +526,10 @@ int dlc_tensor_write_npy(const char *path, const dlc_host_tensor_t *t,
   if (dlc_is_nibble(t->dtype)) {
     uint64_t e;
     for (e = 0; ok && e < t->count; ++e)
-      ok = fputc((int)(uint8_t)(int8_t)dlc_tensor_get(t, e), file) != EOF;
+      ok = fputc(dlcx_dtype_is_minifloat(t->dtype)
+                     ? (int)dlc_nibble(t, e)
+                     : (int)(uint8_t)(int8_t)dlc_tensor_get(t, e),
+                 file) != EOF;
   } else {
     ok = ok && fwrite(t->data, 1, t->size, file) == t->size;
   }

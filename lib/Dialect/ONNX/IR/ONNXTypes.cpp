@@ -69,6 +69,16 @@ Type dlc::onnx::getElementType(MLIRContext *ctx, int64_t dataType) {
     return b.getIntegerType(32, /*isSigned=*/false);
   case UINT64:
     return b.getIntegerType(64, /*isSigned=*/false);
+  case FLOAT8E4M3FN:
+    return Float8E4M3FNType::get(ctx);
+  case FLOAT8E4M3FNUZ:
+    return Float8E4M3FNUZType::get(ctx);
+  case FLOAT8E5M2:
+    return Float8E5M2Type::get(ctx);
+  case FLOAT8E5M2FNUZ:
+    return Float8E5M2FNUZType::get(ctx);
+  case FLOAT4E2M1:
+    return Float4E2M1FNType::get(ctx);
   default:
     return {};
   }
@@ -83,6 +93,16 @@ int64_t dlc::onnx::getDataType(Type t) {
     return FLOAT16;
   if (t.isBF16())
     return BFLOAT16;
+  if (isa<Float8E4M3FNType>(t))
+    return FLOAT8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(t))
+    return FLOAT8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(t))
+    return FLOAT8E5M2;
+  if (isa<Float8E5M2FNUZType>(t))
+    return FLOAT8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(t))
+    return FLOAT4E2M1;
   if (auto i = dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {
