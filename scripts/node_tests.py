@@ -152,15 +152,22 @@ def run_one(args, name, target, workdir):
                 data, "input_%d.pb" % inputs.index(n))) for n in bound]
             p = subprocess.run(compile_cmd + binds, capture_output=True,
                                text=True, timeout=args.timeout)
-        # f16 on Vulkan is an opt-in device feature (+fp16) that lavapipe
-        # has: tests of f16 operators run with it, and say so.
-        if p.returncode != 0 and "needs the target feature +fp16" in p.stderr:
-            compile_cmd[2] = "--target=vulkan:+fp16"
+        # f16 and f64 on Vulkan are opt-in device features (+fp16, +fp64)
+        # that lavapipe has: tests of such operators run with the features
+        # the errors name, added to the target's own, and say so.
+        added = []
+        while p.returncode != 0:
+            m = re.search(r"needs the target feature (\+\w+)", p.stderr)
+            if not m or m.group(1) in added:
+                break
+            added.append(m.group(1))
+            compile_cmd[2] = "--target=%s%s%s" % (
+                target, "," if ":" in target else ":", ",".join(added))
             binds = ["--bind-input=%s=%s" % (n, os.path.join(
                 data, "input_%d.pb" % inputs.index(n))) for n in bound]
             p = subprocess.run(compile_cmd + binds, capture_output=True,
                                text=True, timeout=args.timeout)
-            bound_note = "with +fp16 "
+            bound_note = "with %s " % ",".join(added)
     except subprocess.TimeoutExpired:
         return "compile-timeout", "compile took over %ds" % args.timeout
     if p.returncode != 0:
@@ -327,15 +334,23 @@ def write_report(path, results, tests, excluded, targets, command):
                  "inputs, which an ahead-of-time compiler with static shapes "
                  "must know." % bound)
     lines.append("")
-    fp16 = sum(1 for (t, _), (s, m) in results.items()
-               if s == "pass" and m.startswith("with +fp16"))
-    if fp16:
+    def with_feature(feature):
+        return sum(1 for (t, _), (s, m) in results.items()
+                   if s == "pass" and m.startswith("with ") and
+                   feature in m.split(" ")[1].split(","))
+    fp16, fp64, int64 = (with_feature("+fp16"), with_feature("+fp64"),
+                         with_feature("+int64"))
+    if fp16 or fp64 or int64:
         lines.append("")
-        lines.append("%d Vulkan passes are tests of f16 operators, compiled "
-                     "for `vulkan:+fp16` (f16 arithmetic and 16-bit storage "
-                     "are an opt-in device feature; lavapipe has it). "
-                     "Without it dlc rejects f16 kernels with an error "
-                     "naming the feature." % fp16)
+        lines.append("Vulkan passes compiled with opt-in device features "
+                     "(lavapipe has them all; desktop GPUs have f64 and "
+                     "64-bit integers, mobile GPUs mostly lack them): %d "
+                     "tests of f16 operators with `+fp16` (f16 arithmetic "
+                     "and 16-bit storage), %d of f64 ones with `+fp64`, %d "
+                     "dividing 64-bit integers with `+int64` (without it "
+                     "64-bit integers are pairs of 32-bit ones, which have "
+                     "no division). Without the feature dlc rejects such "
+                     "kernels with an error naming it." % (fp16, fp64, int64))
     lines.append("")
     by_status = collections.Counter(s for s, _ in results.values())
     lines.append("Statuses over all targets: " + ", ".join(

@@ -50,7 +50,12 @@ TEST(TargetDescription, VulkanFeatures) {
   EXPECT_TRUE(t.hasInt8DotProduct);
   EXPECT_TRUE(t.hasInt8Storage) << "dot8 implies 8-bit storage";
   EXPECT_EQ(t.str(), "vulkan:+fp16,+int8,+dot8");
-  EXPECT_NE(parseError("vulkan:+fp64").find("unknown Vulkan target feature"),
+  EXPECT_FALSE(base.hasFloat64) << "mobile GPUs lack Float64";
+  EXPECT_TRUE(parseOk("vulkan:+fp64").hasFloat64);
+  EXPECT_EQ(parseOk("vulkan:+fp64,+fp16").str(), "vulkan:+fp16,+fp64");
+  EXPECT_TRUE(parseOk("cpu").hasFloat64);
+  EXPECT_TRUE(parseOk("cuda:sm_87").hasFloat64);
+  EXPECT_NE(parseError("vulkan:+fp32").find("unknown Vulkan target feature"),
             std::string::npos);
 }
 

@@ -48,6 +48,26 @@ struct EmulateAlloca : public OpConversionPattern<memref::AllocaOp> {
 struct EmulateWideIntPass
     : public dlc::impl::EmulateWideIntBase<EmulateWideIntPass> {
   void runOnOperation() override {
+    // Upstream's emulation has no 64-bit division or remainder: such a
+    // kernel gets an error naming the feature that runs it natively.
+    WalkResult division = getOperation().walk([](Operation *op) {
+      if (!isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+               arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(
+              op) ||
+          !getElementTypeOrSelf(op->getResult(0).getType()).isInteger(64))
+        return WalkResult::advance();
+      auto fn = op->getParentOfType<FunctionOpInterface>();
+      op->emitError("kernel '")
+          << (fn ? fn.getName() : StringRef("?")) << "' computes "
+          << op->getName()
+          << " on 64-bit integers, which their emulation with 32-bit pairs "
+             "lacks; it needs the target feature +int64 (64-bit integers in "
+             "kernels)";
+      return WalkResult::interrupt();
+    });
+    if (division.wasInterrupted())
+      return signalPassFailure();
+
     MLIRContext *ctx = &getContext();
     arith::WideIntEmulationConverter converter(/*widestIntSupported=*/32);
     memref::populateMemRefWideIntEmulationConversions(converter);

@@ -151,6 +151,7 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
     t.int8DotSigned = !has("i8mm") && has("dotprod");
   }
   t.hasFloat16 = true;
+  t.hasFloat64 = true;
   t.hasInt64 = true;
   t.maxWorkgroupSize = 1;
   return t;
@@ -177,14 +178,16 @@ static llvm::Expected<TargetDescription> parseVulkan(StringRef rest) {
   for (StringRef f : features) {
     bool *flag = llvm::StringSwitch<bool *>(f)
                      .Case("+fp16", &t.hasFloat16)
+                     .Case("+fp64", &t.hasFloat64)
                      .Case("+int8", &t.hasInt8Storage)
                      .Case("+dot8", &t.hasInt8DotProduct)
                      .Case("+subgroup", &t.hasSubgroups)
                      .Case("+int64", &t.hasInt64)
                      .Default(nullptr);
     if (!flag)
-      return makeError("unknown Vulkan target feature '" + f +
-                       "' (known: +fp16, +int8, +dot8, +subgroup, +int64)");
+      return makeError(
+          "unknown Vulkan target feature '" + f +
+          "' (known: +fp16, +fp64, +int8, +dot8, +subgroup, +int64)");
     *flag = true;
   }
   if (t.hasInt8DotProduct)
@@ -207,6 +210,7 @@ static llvm::Expected<TargetDescription> parseCUDA(StringRef rest) {
                      " (supported: sm_75, sm_80, sm_86, sm_87, sm_89, sm_90)");
   t.sm = sm;
   t.hasFloat16 = true;
+  t.hasFloat64 = true;
   t.hasInt8Storage = true;
   t.hasInt8DotProduct = true; // dp4a exists from sm_61
   t.hasSubgroups = true;
@@ -248,6 +252,8 @@ std::string TargetDescription::str() const {
     llvm::SmallVector<std::string> f;
     if (hasFloat16)
       f.push_back("+fp16");
+    if (hasFloat64)
+      f.push_back("+fp64");
     if (hasInt8Storage)
       f.push_back("+int8");
     if (hasInt8DotProduct)

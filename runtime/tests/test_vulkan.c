@@ -484,8 +484,8 @@ static void test_features(void) {
   size_t size;
 
   vk_chain(&c);
-  c.features = (uint64_t)1 << 13;
-  expect_chain_load(&c, DLC_ERROR_UNSUPPORTED, "0x2000");
+  c.features = (uint64_t)1 << 14; /* a Vulkan bit no feature has yet */
+  expect_chain_load(&c, DLC_ERROR_UNSUPPORTED, "0x4000");
   c.features = DLCX_FEATURE_CPU_X86_64;
   expect_chain_load(&c, DLC_ERROR_UNSUPPORTED, "does not know");
 

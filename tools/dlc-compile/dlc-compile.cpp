@@ -44,7 +44,7 @@ static cl::opt<std::string>
     targetSpec("target",
                cl::desc("cpu (this machine), cpu:<triple>[:+feature,...] "
                         "(LLVM's feature names, e.g. +avx512vnni), "
-                        "vulkan[:+fp16,+int8,+dot8,+subgroup,+int64] or "
+                        "vulkan[:+fp16,+fp64,+int8,+dot8,+subgroup,+int64] or "
                         "cuda:sm_XX (default: cpu)"),
                cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>

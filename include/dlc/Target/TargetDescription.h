@@ -36,7 +36,10 @@ struct TargetDescription {
   unsigned sm = 0;
 
   /// Capabilities beyond each target's baseline.
-  bool hasFloat16 = false;     ///< fp16 arithmetic and storage
+  bool hasFloat16 = false; ///< fp16 arithmetic and storage
+  /// f64 arithmetic and storage: CPUs and CUDA; Vulkan with +fp64 (the
+  /// Float64 capability, which desktop GPUs have and mobile ones lack).
+  bool hasFloat64 = false;
   bool hasInt8Storage = false; ///< 8-bit storage buffers (Vulkan)
   /// 4-byte integer dot products into 32-bit lanes: GPUs' dp4a/dot8 (any
   /// signedness); CPUs' at vectorBits: unsigned x signed bytes (x86 VNNI's

@@ -23,6 +23,7 @@
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRVPass.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
@@ -52,6 +53,8 @@ spirv::TargetEnvAttr targetEnv(MLIRContext *ctx,
     caps.append({"Float16", "StorageBuffer16BitAccess"});
     exts.push_back("SPV_KHR_16bit_storage");
   }
+  if (target.hasFloat64)
+    caps.push_back("Float64");
   if (target.hasInt8Storage) {
     caps.append({"Int8", "StorageBuffer8BitAccess"});
     exts.push_back("SPV_KHR_8bit_storage");
@@ -93,12 +96,13 @@ LogicalResult checkElementTypes(ModuleOp module,
       auto check = [&](Type t) -> LogicalResult {
         if (auto shaped = dyn_cast<ShapedType>(t))
           t = shaped.getElementType();
-        if (t.isF64())
+        if (t.isF64() && !target.hasFloat64)
           return op->emitError("kernel '")
                  << func.getName()
-                 << "' computes in f64: Vulkan targets have no 64-bit floats "
-                    "(mobile GPUs lack the Float64 capability); convert the "
-                    "model to f32";
+                 << "' computes in f64, which needs the target feature +fp64 "
+                    "(e.g. --target=vulkan:+fp64, for devices with "
+                    "shaderFloat64; mobile GPUs lack it: convert the model to "
+                    "f32 for them)";
         if (t.isBF16())
           return op->emitError("kernel '")
                  << func.getName()
@@ -114,6 +118,21 @@ LogicalResult checkElementTypes(ModuleOp module,
       for (Type t : op->getResultTypes())
         if (failed(check(t)))
           return WalkResult::interrupt();
+      // GLSL.std.450's transcendental instructions (Exp, Log, Pow, Sin,
+      // ...) take 16- and 32-bit floats only; f64 has the exact ones.
+      if (isa<math::MathDialect>(op->getDialect()) &&
+          llvm::any_of(
+              op->getOperandTypes(),
+              [](Type t) { return getElementTypeOrSelf(t).isF64(); }) &&
+          !isa<math::SqrtOp, math::RsqrtOp, math::AbsFOp, math::FloorOp,
+               math::CeilOp, math::RoundOp, math::RoundEvenOp, math::TruncOp,
+               math::FmaOp>(op)) {
+        op->emitError("kernel '")
+            << func.getName() << "' computes " << op->getName()
+            << " in f64, which Vulkan's extended instructions (GLSL.std.450) "
+               "have for 16- and 32-bit floats only";
+        return WalkResult::interrupt();
+      }
       for (Region &r : op->getRegions())
         for (Block &b : r)
           for (BlockArgument a : b.getArguments())
@@ -244,6 +263,8 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
   uint64_t features = 0;
   if (target.hasFloat16)
     features |= DLCX_FEATURE_VK_FLOAT16;
+  if (target.hasFloat64)
+    features |= DLCX_FEATURE_VK_FLOAT64;
   if (target.hasInt8Storage)
     features |= DLCX_FEATURE_VK_INT8_STORAGE;
   if (target.hasInt8DotProduct)

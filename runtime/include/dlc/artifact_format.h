@@ -60,6 +60,7 @@ typedef enum dlcx_feature_e {
   DLCX_FEATURE_VK_INT8_DOT = 1u << 10,
   DLCX_FEATURE_VK_SUBGROUP = 1u << 11,
   DLCX_FEATURE_VK_INT64 = 1u << 12,
+  DLCX_FEATURE_VK_FLOAT64 = 1u << 13,
   /* CUDA: a CUBIN section carries the kernels assembled for target_sm. */
   DLCX_FEATURE_CUDA_CUBIN = 1u << 16,
 } dlcx_feature_t;

@@ -108,6 +108,8 @@ const char *dlc_vk_feature_name(uint64_t feature) {
            "shaders, subgroups of at least 8 invocations";
   case DLCX_FEATURE_VK_INT64:
     return "shaderInt64";
+  case DLCX_FEATURE_VK_FLOAT64:
+    return "shaderFloat64";
   }
   return "an unknown feature";
 }
@@ -391,6 +393,8 @@ static dlc_status_t dlc_vk_query_device(dlc_vk_driver_t *vk,
     d->features |= DLCX_FEATURE_VK_SUBGROUP;
   if (features.features.shaderInt64)
     d->features |= DLCX_FEATURE_VK_INT64;
+  if (features.features.shaderFloat64)
+    d->features |= DLCX_FEATURE_VK_FLOAT64;
   d->features &= ~mask;
   d->extensions = 0;
   if (d->features & (DLCX_FEATURE_VK_FLOAT16 | DLCX_FEATURE_VK_INT8_STORAGE))
@@ -699,6 +703,8 @@ static dlc_status_t dlc_vk_create_device(dlc_vk_driver_t *vk,
   memset(&storage8, 0, sizeof(storage8));
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.features.shaderInt64 = (d->features & DLCX_FEATURE_VK_INT64) != 0;
+  features.features.shaderFloat64 =
+      (d->features & DLCX_FEATURE_VK_FLOAT64) != 0;
   storage16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
   storage16.storageBuffer16BitAccess =
       (d->features & DLCX_FEATURE_VK_FLOAT16) != 0;

@@ -21,7 +21,7 @@
 #define DLC_VK_FEATURE_MASK                                                    \
   ((uint64_t)(DLCX_FEATURE_VK_FLOAT16 | DLCX_FEATURE_VK_INT8_STORAGE |         \
               DLCX_FEATURE_VK_INT8_DOT | DLCX_FEATURE_VK_SUBGROUP |            \
-              DLCX_FEATURE_VK_INT64))
+              DLCX_FEATURE_VK_INT64 | DLCX_FEATURE_VK_FLOAT64))
 
 /* Resolved with vkGetInstanceProcAddr(instance, ...). */
 #define DLC_VK_INSTANCE_FUNCTIONS(X)                                           \
