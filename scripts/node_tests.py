@@ -59,7 +59,8 @@ FAMILIES = {
         Gather GatherElements GatherND ScatterND Expand Tile Pad Resize
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
         Identity Dropout Constant CumSum Trilu EyeLike OneHot CenterCropPad
-        ReverseSequence HannWindow HammingWindow BlackmanWindow""",
+        ReverseSequence HannWindow HammingWindow BlackmanWindow GridSample
+        AffineGrid""",
     "recurrent": "RNN GRU LSTM",
     "control": "If Loop Scan",
     # com.microsoft operators ONNX Runtime's tools write (no ONNX node test

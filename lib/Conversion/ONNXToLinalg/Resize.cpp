@@ -22,6 +22,7 @@
 #include "mlir/IR/AffineMap.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace dlc;
@@ -772,9 +773,333 @@ LogicalResult convertUpsample(NodeRewriter &rw) {
   return emitResize(rw, s);
 }
 
+//===--- GridSample -------------------------------------------------------===//
+
+/// GridSample: each output point samples X at the location the grid gives
+/// in [-1, 1] coordinates (x, y[, z]: the innermost dim first), by nearest,
+/// linear or cubic (Keys, a = -0.75) interpolation; taps outside X read
+/// zeros, the border, or X reflected at its edges (`padding_mode`). One
+/// kernel: the coordinates are computed from the grid in the body and X is
+/// gathered with tensor.extract; the sums nest from the outermost spatial
+/// dim in, as ONNX's reference (and PyTorch) compute them.
+LogicalResult convertGridSample(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "X")) ||
+      failed(requireFloatInput(rw, 1, "grid")))
+    return failure();
+  RankedTensorType xType = rw.inputType(0), gType = rw.inputType(1);
+  int64_t rank = xType.getRank(), k = rank - 2;
+  if (k < 1 || (rw.version() < 20 && k != 2))
+    return rw.fail(
+        "X must be N x C x spatial dims (" +
+        Twine(rw.version() < 20 ? "4-D before opset 20" : "rank 3 or more") +
+        "), not " + typeName(xType));
+  if (gType.getRank() != rank || gType.getDimSize(0) != xType.getDimSize(0) ||
+      gType.getDimSize(rank - 1) != k)
+    return rw.fail("grid has shape " + typeName(gType) + "; for X of shape " +
+                   typeName(xType) + " it must be N x output dims x " +
+                   Twine(k));
+  // Opset 16 spelled linear and cubic "bilinear" and "bicubic".
+  std::string modeName = rw.getString("mode", "linear");
+  FailureOr<Mode> mode = modeName == "bicubic"
+                             ? FailureOr<Mode>(Mode::Cubic)
+                             : parseMode(rw, modeName, /*allowCubic=*/true);
+  if (failed(mode))
+    return failure();
+  std::string padding = rw.getString("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return rw.fail("unknown padding_mode '" + padding +
+                   "' (zeros, border or reflection)");
+  bool alignCorners = rw.getInt("align_corners", 0) != 0;
+  if (*mode == Mode::Cubic && k != 2)
+    return rw.unsupported("cubic mode on " + Twine(k) +
+                          " spatial dims (ONNX defines it for 2)");
+
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Value x = rw.input(0), grid = rw.input(1);
+  Type t = xType.getElementType();
+  Type ct = t.isF64() ? b.getF64Type() : b.getF32Type();
+  SmallVector<int64_t> outShape = {xType.getDimSize(0), xType.getDimSize(1)};
+  for (int64_t d = 1; d <= k; ++d)
+    outShape.push_back(gType.getDimSize(d));
+  int64_t outRank = outShape.size();
+  Value init = createEmpty(b, loc, outShape, t);
+  AffineMap outMap = b.getMultiDimIdentityMap(outRank);
+  Type gOnnx = rw.onnxElementType(1), xOnnx = rw.onnxElementType(0);
+
+  auto body = [&](OpBuilder &nb, Location l, ValueRange args) {
+    auto c = [&](double v) { return scalarConstant(nb, l, ct, v); };
+    // Tap positions in i32 (64-bit integers are pairs of 32-bit ones on
+    // some GPU targets).
+    Type i32 = nb.getI32Type();
+    auto ci = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(nb, l, v).getResult();
+    };
+    auto add = [&](Value a, Value v) {
+      return arith::AddFOp::create(nb, l, a, v).getResult();
+    };
+    auto sub = [&](Value a, Value v) {
+      return arith::SubFOp::create(nb, l, a, v).getResult();
+    };
+    auto mul = [&](Value a, Value v) {
+      return arith::MulFOp::create(nb, l, a, v).getResult();
+    };
+    auto lt = [&](Value a, Value v) {
+      return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, a, v)
+          .getResult();
+    };
+    auto select = [&](Value cond, Value a, Value v) {
+      return arith::SelectOp::create(nb, l, cond, a, v).getResult();
+    };
+    auto clamp = [&](Value v, double lo, double hi) {
+      v = arith::MaximumFOp::create(nb, l, v, c(lo));
+      return arith::MinimumFOp::create(nb, l, v, c(hi)).getResult();
+    };
+    // v reflected at lo and hi until inside [lo, hi].
+    auto reflect = [&](Value v, double lo, double hi) {
+      double range = hi - lo;
+      if (range <= 0)
+        return c(lo);
+      auto fold = [&](Value dx, Value nearEdge, Value farEdge, bool below) {
+        Value n = math::FloorOp::create(nb, l, mul(dx, c(1.0 / range)));
+        Value r = sub(dx, mul(n, c(range)));
+        Value half = math::FloorOp::create(nb, l, mul(n, c(0.5)));
+        Value even = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           sub(n, mul(half, c(2))), c(0));
+        Value towardsFar = below ? add(nearEdge, r) : sub(nearEdge, r);
+        Value towardsNear = below ? sub(farEdge, r) : add(farEdge, r);
+        return select(even, towardsFar, towardsNear);
+      };
+      Value lowV = fold(sub(c(lo), v), c(lo), c(hi), true);
+      Value highV = fold(sub(v, c(hi)), c(hi), c(lo), false);
+      return select(lt(v, c(lo)), lowV, select(lt(c(hi), v), highV, v));
+    };
+    Type index = nb.getIndexType();
+    Value n = linalg::IndexOp::create(nb, l, index, 0);
+    Value ch = linalg::IndexOp::create(nb, l, index, 1);
+    // The source coordinate of each spatial dim (grid's last dim holds
+    // them innermost first), after rounding and the padding's remapping.
+    SmallVector<Value> coord(k);
+    SmallVector<double> lo(k), hi(k);
+    SmallVector<int64_t> dims(k);
+    for (int64_t i = 0; i < k; ++i) {
+      dims[i] = xType.getDimSize(2 + i);
+      double d = dims[i];
+      lo[i] = alignCorners ? 0.0 : -0.5;
+      hi[i] = alignCorners ? d - 1 : d - 0.5;
+      SmallVector<Value> gIdx = {n};
+      for (int64_t j = 0; j < k; ++j)
+        gIdx.push_back(linalg::IndexOp::create(nb, l, index, 2 + j));
+      gIdx.push_back(ci(k - 1 - i));
+      Value g = castScalar(nb, l, tensor::ExtractOp::create(nb, l, grid, gIdx),
+                           gOnnx, ct);
+      Value v = alignCorners ? mul(mul(add(g, c(1)), c(0.5)), c(d - 1))
+                             : mul(sub(mul(add(g, c(1)), c(d)), c(1)), c(0.5));
+      if (*mode == Mode::Nearest)
+        v = math::RoundEvenOp::create(nb, l, v);
+      // Coordinates outside [lo, hi] move inside; between -0.5 and 0 (and
+      // d - 1 and d - 0.5) they stay, as in ONNX's reference (cubic taps
+      // there differ from PyTorch's and ONNX Runtime's, which clamp).
+      if (padding == "border")
+        v = select(
+            arith::OrIOp::create(nb, l, lt(v, c(lo[i])), lt(c(hi[i]), v)),
+            clamp(v, 0, d - 1), v);
+      else if (padding == "reflection")
+        v = reflect(v, lo[i], hi[i]);
+      // Far outside (or NaN) reads as just outside: every tap then is, and
+      // the conversions to integers below stay defined.
+      v = arith::MaxNumFOp::create(nb, l, v, c(-4));
+      coord[i] = arith::MinNumFOp::create(nb, l, v, c(d + 3));
+    }
+    // X at integer position `pos` (index values, possibly outside), with
+    // the padding mode's rule; zeros padding also returns whether inside.
+    auto pixel = [&](ArrayRef<Value> pos) -> Value {
+      SmallVector<Value> idx = {n, ch};
+      Value inside;
+      for (int64_t i = 0; i < k; ++i) {
+        Value p = pos[i];
+        Value zero = arith::ConstantIntOp::create(nb, l, i32, 0);
+        Value last = arith::ConstantIntOp::create(nb, l, i32, dims[i] - 1);
+        if (padding == "zeros") {
+          Value in = arith::AndIOp::create(
+              nb, l,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, p, zero),
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, p, last));
+          inside = inside ? arith::AndIOp::create(nb, l, inside, in) : in;
+        } else if (padding == "reflection") {
+          Value f = arith::SIToFPOp::create(nb, l, ct, p);
+          p = arith::FPToSIOp::create(nb, l, i32, reflect(f, lo[i], hi[i]));
+        }
+        // In range for the read in every mode (border's clamp; a no-op
+        // after reflection; zeros reads index 0 and discards it).
+        p = arith::MaxSIOp::create(nb, l, p, zero);
+        p = arith::MinSIOp::create(nb, l, p, last);
+        idx.push_back(arith::IndexCastOp::create(nb, l, nb.getIndexType(), p));
+      }
+      Value v = castScalar(nb, l, tensor::ExtractOp::create(nb, l, x, idx),
+                           xOnnx, ct);
+      return inside ? select(inside, v, c(0)) : v;
+    };
+    // Taps of each dim: first index and weights.
+    SmallVector<Value> first(k);
+    SmallVector<SmallVector<Value>> weights(k);
+    for (int64_t i = 0; i < k; ++i) {
+      if (*mode == Mode::Nearest) {
+        first[i] = arith::FPToSIOp::create(nb, l, i32, coord[i]);
+        continue;
+      }
+      Value base = math::FloorOp::create(nb, l, coord[i]);
+      Value f = sub(coord[i], base);
+      Value start = arith::FPToSIOp::create(nb, l, i32, base);
+      if (*mode == Mode::Linear) {
+        first[i] = start;
+        weights[i] = {sub(c(1), f), f};
+        continue;
+      }
+      first[i] = arith::SubIOp::create(
+          nb, l, start, arith::ConstantIntOp::create(nb, l, i32, 1));
+      // Keys' cubic convolution weights at distances 1+f, f, 1-f, 2-f.
+      const double a = -0.75;
+      auto far = [&](Value s) { // 1 <= s <= 2
+        return sub(mul(add(mul(sub(mul(c(a), s), c(5 * a)), s), c(8 * a)), s),
+                   c(4 * a));
+      };
+      auto near = [&](Value s) { // 0 <= s <= 1
+        return add(mul(mul(sub(mul(c(a + 2), s), c(a + 3)), s), s), c(1));
+      };
+      weights[i] = {far(add(f, c(1))), near(f), near(sub(c(1), f)),
+                    far(sub(c(2), f))};
+    }
+    SmallVector<Value> pos(k);
+    std::function<Value(int64_t)> sample = [&](int64_t i) -> Value {
+      if (i == k)
+        return pixel(pos);
+      if (*mode == Mode::Nearest) {
+        pos[i] = first[i];
+        return sample(i + 1);
+      }
+      Value acc;
+      for (auto [tap, w] : llvm::enumerate(weights[i])) {
+        pos[i] = arith::AddIOp::create(
+            nb, l, first[i],
+            arith::ConstantIntOp::create(nb, l, i32, int64_t(tap)));
+        Value term = mul(w, sample(i + 1));
+        acc = acc ? add(acc, term) : term;
+      }
+      return acc;
+    };
+    Value y = castScalar(nb, l, sample(0), ct, xOnnx);
+    linalg::YieldOp::create(nb, l, y);
+  };
+  Value y =
+      linalg::GenericOp::create(b, loc, init.getType(), ValueRange{}, init,
+                                ArrayRef<AffineMap>{outMap},
+                                SmallVector<utils::IteratorType>(
+                                    outRank, utils::IteratorType::parallel),
+                                body)
+          .getResult(0);
+  return rw.replace(y);
+}
+
+//===--- AffineGrid -------------------------------------------------------===//
+
+/// AffineGrid: the sampling grid of an affine transform, theta [N, k, k+1]
+/// applied to every output point's normalized coordinates (x innermost)
+/// for `size` = [N, C, spatial dims] (known at compile time): the grid
+/// GridSample reads.
+LogicalResult convertAffineGrid(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "theta")) ||
+      failed(rw.requireInput(1, "size")))
+    return failure();
+  RankedTensorType thetaType = rw.inputType(0);
+  FailureOr<SmallVector<int64_t>> size = rw.constantInts(1, "size");
+  if (failed(size))
+    return failure();
+  int64_t k = static_cast<int64_t>(size->size()) - 2;
+  if (k != 2 && k != 3)
+    return rw.fail("size must be [N, C, H, W] or [N, C, D, H, W], not " +
+                   Twine(size->size()) + " values");
+  if (thetaType.getRank() != 3 || thetaType.getDimSize(0) != (*size)[0] ||
+      thetaType.getDimSize(1) != k || thetaType.getDimSize(2) != k + 1)
+    return rw.fail("theta has shape " + typeName(thetaType) + "; it must be [" +
+                   Twine((*size)[0]) + ", " + Twine(k) + ", " + Twine(k + 1) +
+                   "] for size [" + Twine((*size)[0]) + ", ...] of " +
+                   Twine(k) + " spatial dims");
+  for (int64_t d : ArrayRef<int64_t>(*size).drop_front(2))
+    if (d <= 0)
+      return rw.fail("size has a spatial dim of " + Twine(d));
+  bool alignCorners = rw.getInt("align_corners", 0) != 0;
+
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Value theta = rw.input(0);
+  Type t = thetaType.getElementType(), xOnnx = rw.onnxElementType(0);
+  Type ct = t.isF64() ? b.getF64Type() : b.getF32Type();
+  SmallVector<int64_t> outShape = {(*size)[0]};
+  for (int64_t i = 0; i < k; ++i)
+    outShape.push_back((*size)[2 + i]);
+  outShape.push_back(k);
+  int64_t outRank = outShape.size();
+  Value init = createEmpty(b, loc, outShape, t);
+  auto body = [&](OpBuilder &nb, Location l, ValueRange) {
+    Type index = nb.getIndexType();
+    auto c = [&](double v) { return scalarConstant(nb, l, ct, v); };
+    Value n = linalg::IndexOp::create(nb, l, index, 0);
+    Value j = linalg::IndexOp::create(nb, l, index, outRank - 1);
+    auto thetaAt = [&](int64_t m) {
+      Value col = arith::ConstantIndexOp::create(nb, l, m);
+      return castScalar(
+          nb, l, tensor::ExtractOp::create(nb, l, theta, ValueRange{n, j, col}),
+          xOnnx, ct);
+    };
+    // The translation, then theta's column m times coordinate m, where
+    // coordinate 0 is the innermost spatial dim's.
+    Value acc = thetaAt(k);
+    for (int64_t m = 0; m < k; ++m) {
+      int64_t dim = k - m; // loop dim of that spatial dim
+      double s = outShape[dim];
+      Value i = arith::UIToFPOp::create(
+          nb, l, ct,
+          arith::IndexCastUIOp::create(
+              nb, l, nb.getI64Type(),
+              linalg::IndexOp::create(nb, l, index, dim)));
+      // align_corners: -1 + i * 2 / (s - 1) (just -1 for one point);
+      // otherwise the centers, -1 + (2 i + 1) / s.
+      Value coord =
+          alignCorners
+              ? (s == 1 ? c(-1)
+                        : arith::AddFOp::create(
+                              nb, l, c(-1),
+                              arith::MulFOp::create(nb, l, i, c(2 / (s - 1))))
+                              .getResult())
+              : arith::AddFOp::create(
+                    nb, l, c(-1),
+                    arith::MulFOp::create(
+                        nb, l,
+                        arith::AddFOp::create(
+                            nb, l, arith::MulFOp::create(nb, l, i, c(2)), c(1)),
+                        c(1 / s)))
+                    .getResult();
+      acc = arith::AddFOp::create(
+          nb, l, acc, arith::MulFOp::create(nb, l, thetaAt(m), coord));
+    }
+    linalg::YieldOp::create(nb, l, castScalar(nb, l, acc, ct, xOnnx));
+  };
+  Value y = linalg::GenericOp::create(
+                b, loc, init.getType(), ValueRange{}, init,
+                ArrayRef<AffineMap>{b.getMultiDimIdentityMap(outRank)},
+                SmallVector<utils::IteratorType>(outRank,
+                                                 utils::IteratorType::parallel),
+                body)
+                .getResult(0);
+  return rw.replace(y);
+}
+
 } // namespace
 
 void dlc::populateResizeHandlers(HandlerRegistry &r) {
   r.add("Resize", {10, 11, 13, 18, 19}, convertResize);
   r.add("Upsample", {1, 7, 9, 10}, convertUpsample);
+  r.add("GridSample", {16, 20, 22}, convertGridSample);
+  r.add("AffineGrid", {20}, convertAffineGrid);
 }
