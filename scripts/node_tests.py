@@ -56,7 +56,8 @@ FAMILIES = {
         Softmax LogSoftmax Hardmax ArgMax ArgMin TopK NegativeLogLikelihoodLoss
         SoftmaxCrossEntropyLoss""",
     "shape": """Reshape Flatten Transpose Squeeze Unsqueeze Concat Split Slice
-        Gather GatherElements GatherND ScatterND Expand Tile Pad Resize
+        Gather GatherElements GatherND ScatterND ScatterElements Scatter
+        Expand Tile Pad Resize
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
         Identity Dropout Constant CumSum Trilu EyeLike OneHot CenterCropPad
         ReverseSequence HannWindow HammingWindow BlackmanWindow GridSample

@@ -229,9 +229,9 @@ LogicalResult dlc::rejectGridSharedStackCopies(ModuleOp module) {
     auto func = alloca->getParentOfType<func::FuncOp>();
     alloca.emitError("kernel '")
         << (func ? func.getName() : StringRef("?"))
-        << "' updates a copy of an input in place from all its threads (as "
-           "ScatterND and ScatterElements do); GPU targets do not support "
-           "that yet";
+        << "' updates one stack buffer from all its threads (a copy of an "
+           "input updated in place?); a GPU thread's stack is its own, so "
+           "GPU targets refuse it";
     return WalkResult::interrupt();
   });
   return failure(shared.wasInterrupted());

@@ -985,18 +985,76 @@ LogicalResult convertGatherND(NodeRewriter &rw) {
   return replaceLike(rw, result);
 }
 
+/// data, indices (integers) and updates: the inputs of every scatter.
+LogicalResult requireScatterInputs(NodeRewriter &rw) {
+  for (unsigned i = 0; i < 3; ++i)
+    if (failed(rw.requireInput(i, i == 0   ? "data"
+                                  : i == 1 ? "indices"
+                                           : "updates")))
+      return failure();
+  return requireIndices(rw, 1);
+}
+
+/// A scatter's `reduction`: none before opset 16, max and min from 18.
+FailureOr<std::string> scatterReduction(NodeRewriter &rw) {
+  std::string reduction =
+      rw.version() >= 16 ? rw.getString("reduction", "none") : "none";
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      !(rw.version() >= 18 && (reduction == "max" || reduction == "min")))
+    return rw.fail("unknown reduction '" + reduction + "'");
+  return reduction;
+}
+
+/// A scatter's accumulator: `data` in the first iteration of the reduction
+/// loops [from, to), else `acc`.
+Value startFrom(OpBuilder &nb, Location nloc, int64_t from, int64_t to,
+                Value data, Value acc) {
+  Value first;
+  for (int64_t d = from; d < to; ++d) {
+    Value zero =
+        arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                              loopIndex(nb, nloc, d), indexConst(nb, nloc, 0));
+    first = first ? arith::AndIOp::create(nb, nloc, first, zero) : zero;
+  }
+  return arith::SelectOp::create(nb, nloc, first, data, acc);
+}
+
+/// `acc` combined with `upd` by a scatter's `reduction` (none: `upd`);
+/// booleans add as or and multiply as and.
+Value combineScatter(OpBuilder &nb, Location nloc, StringRef reduction,
+                     Value acc, Value upd, bool isUnsigned) {
+  Type t = acc.getType();
+  bool isFloat = isa<FloatType>(t);
+  if (reduction == "add")
+    return isFloat ? arith::AddFOp::create(nb, nloc, acc, upd).getResult()
+           : t.isInteger(1)
+               ? arith::OrIOp::create(nb, nloc, acc, upd).getResult()
+               : arith::AddIOp::create(nb, nloc, acc, upd).getResult();
+  if (reduction == "mul")
+    return isFloat ? arith::MulFOp::create(nb, nloc, acc, upd).getResult()
+           : t.isInteger(1)
+               ? arith::AndIOp::create(nb, nloc, acc, upd).getResult()
+               : arith::MulIOp::create(nb, nloc, acc, upd).getResult();
+  if (reduction == "max")
+    return isFloat ? arith::MaximumFOp::create(nb, nloc, acc, upd).getResult()
+           : isUnsigned || t.isInteger(1)
+               ? arith::MaxUIOp::create(nb, nloc, acc, upd).getResult()
+               : arith::MaxSIOp::create(nb, nloc, acc, upd).getResult();
+  if (reduction == "min")
+    return isFloat ? arith::MinimumFOp::create(nb, nloc, acc, upd).getResult()
+           : isUnsigned || t.isInteger(1)
+               ? arith::MinUIOp::create(nb, nloc, acc, upd).getResult()
+               : arith::MinSIOp::create(nb, nloc, acc, upd).getResult();
+  return upd;
+}
+
 /// ScatterND as one linalg.generic over (data dims, update dims): the data
 /// dims are parallel, the update dims a reduction that folds every update
 /// whose index tuple addresses the current element into it, in order (so
 /// the last of duplicate indices wins for reduction "none"). This works for
 /// run-time indices without scatter ops; it costs data size x update count.
 LogicalResult convertScatterND(NodeRewriter &rw) {
-  for (unsigned i = 0; i < 3; ++i)
-    if (failed(rw.requireInput(i, i == 0   ? "data"
-                                  : i == 1 ? "indices"
-                                           : "updates")))
-      return failure();
-  if (failed(requireIndices(rw, 1)))
+  if (failed(requireScatterInputs(rw)))
     return failure();
   auto dataType = rw.inputType(0), idxType = rw.inputType(1),
        updType = rw.inputType(2);
@@ -1013,11 +1071,9 @@ LogicalResult convertScatterND(NodeRewriter &rw) {
                    shapeStr(updShape));
   if (rw.onnxElementType(2) != rw.onnxElementType(0))
     return rw.fail("updates and data have different element types");
-  std::string reduction =
-      rw.version() >= 16 ? rw.getString("reduction", "none") : "none";
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      !(rw.version() >= 18 && (reduction == "max" || reduction == "min")))
-    return rw.fail("unknown reduction '" + reduction + "'");
+  FailureOr<std::string> reduction = scatterReduction(rw);
+  if (failed(reduction))
+    return failure();
   if (DenseElementsAttr idxConst = getConstantTable(rw.input(1))) {
     SmallVector<int64_t> indices = toInt64Vector(idxConst);
     for (auto [i, v] : llvm::enumerate(indices))
@@ -1030,8 +1086,7 @@ LogicalResult convertScatterND(NodeRewriter &rw) {
 
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
-  Type t = dataType.getElementType();
-  bool isFloat = isa<FloatType>(t), isUnsigned = rw.isUnsigned(0);
+  bool isUnsigned = rw.isUnsigned(0);
   SmallVector<Value> inputs = splitIndexComponents(b, loc, rw.input(1));
   inputs.push_back(rw.input(2));
   int64_t u = q - 1, loops = r + u;
@@ -1044,13 +1099,18 @@ LogicalResult convertScatterND(NodeRewriter &rw) {
     updExprs.push_back(b.getAffineDimExpr(d));
   SmallVector<AffineMap> maps(k, AffineMap::get(loops, 0, updDims, ctx));
   maps.push_back(AffineMap::get(loops, 0, updExprs, ctx));
-  maps.push_back(
-      AffineMap::getMultiDimIdentityMap(loops, ctx).getMajorSubMap(r));
+  // data is read, not updated in place: the first update iteration starts
+  // from it, so that each output element (a GPU thread's) is its own.
+  AffineMap dataMap =
+      AffineMap::getMultiDimIdentityMap(loops, ctx).getMajorSubMap(r);
+  inputs.push_back(rw.input(0));
+  maps.append({dataMap, dataMap});
   SmallVector<utils::IteratorType> iterators(r, utils::IteratorType::parallel);
   iterators.append(u, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
-      b, loc, dataType, inputs, rw.input(0), maps, iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      b, loc, dataType, inputs,
+      createEmpty(b, loc, dataType.getShape(), dataType.getElementType()), maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value match;
         for (int64_t j = 0; j < k; ++j) {
           Value i =
@@ -1065,36 +1125,111 @@ LogicalResult convertScatterND(NodeRewriter &rw) {
                                            i, loopIndex(nb, nloc, j));
           match = match ? arith::AndIOp::create(nb, nloc, match, eq) : eq;
         }
-        Value upd = args[k], acc = args[k + 1], combined = upd;
-        if (reduction == "add")
-          combined =
-              isFloat ? arith::AddFOp::create(nb, nloc, acc, upd)
-              : t.isInteger(1)
-                  ? arith::OrIOp::create(nb, nloc, acc, upd)
-                  : arith::AddIOp::create(nb, nloc, acc, upd).getResult();
-        else if (reduction == "mul")
-          combined =
-              isFloat ? arith::MulFOp::create(nb, nloc, acc, upd)
-              : t.isInteger(1)
-                  ? arith::AndIOp::create(nb, nloc, acc, upd)
-                  : arith::MulIOp::create(nb, nloc, acc, upd).getResult();
-        else if (reduction == "max")
-          combined =
-              isFloat ? arith::MaximumFOp::create(nb, nloc, acc, upd)
-              : isUnsigned || t.isInteger(1)
-                  ? arith::MaxUIOp::create(nb, nloc, acc, upd).getResult()
-                  : arith::MaxSIOp::create(nb, nloc, acc, upd).getResult();
-        else if (reduction == "min")
-          combined =
-              isFloat ? arith::MinimumFOp::create(nb, nloc, acc, upd)
-              : isUnsigned || t.isInteger(1)
-                  ? arith::MinUIOp::create(nb, nloc, acc, upd).getResult()
-                  : arith::MinSIOp::create(nb, nloc, acc, upd).getResult();
+        Value upd = args[k];
+        Value acc = startFrom(nb, nloc, r, loops, args[k + 1], args[k + 2]);
+        Value combined =
+            combineScatter(nb, nloc, *reduction, acc, upd, isUnsigned);
         linalg::YieldOp::create(
             nb, nloc,
             Value(arith::SelectOp::create(nb, nloc, match, combined, acc)));
       });
   return replaceLike(rw, generic.getResult(0));
+}
+
+/// ScatterElements (and Scatter, its older name): updates[p] goes to data
+/// at p with its `axis` coordinate replaced by indices[p]. The part of
+/// data the updates can reach (their extent in every dim but `axis`) is
+/// one linalg.generic over (its dims, the updates' axis dim): each element
+/// folds, in order, the updates of its line along `axis` whose index
+/// addresses it (the last of duplicates wins for reduction "none"); the
+/// rest of data stays as it is. Costs that part's size x the updates' axis
+/// extent.
+LogicalResult convertScatterElements(NodeRewriter &rw) {
+  if (failed(requireScatterInputs(rw)))
+    return failure();
+  auto dataType = rw.inputType(0), idxType = rw.inputType(1),
+       updType = rw.inputType(2);
+  int64_t r = dataType.getRank();
+  if (r == 0)
+    return rw.fail("data must have rank 1 or more");
+  if (idxType.getShape() != updType.getShape() || idxType.getRank() != r)
+    return rw.fail("indices " + shapeStr(idxType.getShape()) + " and updates " +
+                   shapeStr(updType.getShape()) +
+                   " must have one shape, of data's rank " + Twine(r));
+  FailureOr<int64_t> axis = rw.normalizeAxis(rw.getInt("axis", 0), r);
+  if (failed(axis))
+    return failure();
+  for (int64_t d = 0; d < r; ++d)
+    if (d != *axis && updType.getDimSize(d) > dataType.getDimSize(d))
+      return rw.fail("updates " + shapeStr(updType.getShape()) +
+                     " exceed data " + shapeStr(dataType.getShape()) +
+                     " in dim " + Twine(d));
+  if (rw.onnxElementType(2) != rw.onnxElementType(0))
+    return rw.fail("updates and data have different element types");
+  FailureOr<std::string> reduction = scatterReduction(rw);
+  if (failed(reduction))
+    return failure();
+  int64_t extent = dataType.getDimSize(*axis);
+  if (DenseElementsAttr idxConst = getConstantTable(rw.input(1)))
+    for (int64_t v : toInt64Vector(idxConst))
+      if (failed(checkIndexRange(rw, v, extent, "data dim " + Twine(*axis))))
+        return failure();
+  if (dataType.getNumElements() == 0 || updType.getNumElements() == 0)
+    return replaceLike(rw, rw.input(0));
+
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> reach(updType.getShape());
+  reach[*axis] = extent;
+  Value data = rw.input(0), part = data;
+  SmallVector<OpFoldResult> offsets(r, b.getIndexAttr(0)), sizes,
+      strides(r, b.getIndexAttr(1));
+  for (int64_t d : reach)
+    sizes.push_back(b.getIndexAttr(d));
+  bool whole = ArrayRef<int64_t>(reach) == dataType.getShape();
+  if (!whole)
+    part = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(reach, dataType.getElementType()), data,
+        offsets, sizes, strides);
+  // Loops: the part's dims, then the updates' axis dim (a reduction).
+  SmallVector<AffineExpr> updExprs;
+  for (int64_t d = 0; d < r; ++d)
+    updExprs.push_back(b.getAffineDimExpr(d == *axis ? r : d));
+  AffineMap updMap = AffineMap::get(r + 1, 0, updExprs, ctx);
+  SmallVector<utils::IteratorType> iterators(r, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  bool isUnsigned = rw.isUnsigned(0);
+  // data is read, not updated in place (as in ScatterND).
+  AffineMap partMap =
+      AffineMap::getMultiDimIdentityMap(r + 1, ctx).getMajorSubMap(r);
+  auto generic = linalg::GenericOp::create(
+      b, loc, part.getType(), ValueRange{rw.input(1), rw.input(2), part},
+      createEmpty(b, loc, reach, dataType.getElementType()),
+      ArrayRef<AffineMap>{updMap, updMap, partMap, partMap}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value i =
+            arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), args[0]);
+        Value neg = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                          i, indexConst(nb, nloc, 0));
+        i = arith::SelectOp::create(
+            nb, nloc, neg,
+            arith::AddIOp::create(nb, nloc, i, indexConst(nb, nloc, extent)),
+            i);
+        Value match = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                                            i, loopIndex(nb, nloc, *axis));
+        Value acc = startFrom(nb, nloc, r, r + 1, args[2], args[3]);
+        Value combined =
+            combineScatter(nb, nloc, *reduction, acc, args[1], isUnsigned);
+        linalg::YieldOp::create(
+            nb, nloc,
+            Value(arith::SelectOp::create(nb, nloc, match, combined, acc)));
+      });
+  Value result = generic.getResult(0);
+  if (!whole)
+    result = tensor::InsertSliceOp::create(b, loc, result, data, offsets, sizes,
+                                           strides);
+  return replaceLike(rw, result);
 }
 
 //===--- broadcasts, tiles, pads ------------------------------------------===//
@@ -2039,6 +2174,8 @@ void dlc::populateShapeHandlers(HandlerRegistry &r) {
   r.add("GatherElements", {11, 13}, convertGatherElements);
   r.add("GatherND", {11, 12, 13}, convertGatherND);
   r.add("ScatterND", {11, 13, 16, 18}, convertScatterND);
+  r.add("ScatterElements", {11, 13, 16, 18}, convertScatterElements);
+  r.add("Scatter", {9, 11}, convertScatterElements);
   r.add("Expand", {8, 13}, convertExpand);
   r.add("Tile", {1, 6, 13}, convertTile);
   r.add("Pad", {1, 2, 11, 13, 18, 19, 21, 23, 24}, convertPad);
