@@ -125,3 +125,13 @@ func.func @float8_quantize_opset(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<
   %0 = onnx.node "QuantizeLinear" (%x, %s, %z) {version = 13 : i64, name = "q"} : (tensor<4xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN>
   return %0 : tensor<4xf8E4M3FN>
 }
+
+// -----
+
+// Only ONNX's sign-exponent-mantissa small floats are held as bits; other
+// formats (here E8M0, without a sign bit) are refused by name.
+func.func @float_bits_other_format(%a: tensor<4xf8E8M0FNU>) -> tensor<4xf32> {
+  // expected-error @below {{node 'c' (Cast, opset 24): not supported: input 0 of type f8E8M0FNU, a float format dlc does not support}}
+  %0 = onnx.node "Cast" (%a) {version = 24 : i64, name = "c", attrs = {to = 1 : i64}} : (tensor<4xf8E8M0FNU>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

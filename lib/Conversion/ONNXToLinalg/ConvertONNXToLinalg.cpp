@@ -496,6 +496,12 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     for (auto [i, v] : llvm::enumerate(inputs)) {
       if (v && !isa<RankedTensorType>(v.getType()))
         return rw.fail("input " + Twine(i) + " has no static type");
+      // Other float formats this small only come from hand-written IR.
+      if (auto f = dyn_cast_if_present<FloatType>(inputTypes[i]);
+          f && f.getWidth() <= 8 && !isFloatHeldAsBits(f))
+        return rw.unsupported("input " + Twine(i) + " of type " +
+                              llvm::formatv("{0}", f).str() +
+                              ", a float format dlc does not support");
       if (isFloatHeldAsBits(inputTypes[i]) && !readsFloatBits(node))
         return rw.unsupported(
             "input " + Twine(i) + " of type " +

@@ -101,8 +101,10 @@ TypedAttr dlc::highestValueAttr(Type type, bool isUnsigned) {
 }
 
 bool dlc::isFloatHeldAsBits(Type type) {
-  auto f = dyn_cast_if_present<FloatType>(type);
-  return f && f.getWidth() <= 8;
+  // The sign-exponent-mantissa formats ONNX has (not E8M0, which has no
+  // sign bit: the conversions below assume one).
+  return isa_and_present<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+                         Float8E5M2FNUZType, Float4E2M1FNType>(type);
 }
 
 Type dlc::signlessType(Type type) {

@@ -57,7 +57,8 @@ mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 /// i8, f4E2M1FN -> i4), which no target computes with.
 mlir::Type signlessType(mlir::Type type);
 
-/// An 8- or 4-bit float (FLOAT8E4M3FN, ..., FLOAT4E2M1): held as its bits.
+/// One of ONNX's 8- and 4-bit floats (FLOAT8E4M3FN, E4M3FNUZ, E5M2,
+/// E5M2FNUZ, FLOAT4E2M1): held as its bits.
 bool isFloatHeldAsBits(mlir::Type type);
 
 /// The f32 value of the bits `bits` (i8 or i4) of an 8- or 4-bit float of
