@@ -775,6 +775,31 @@ LogicalResult convertUpsample(NodeRewriter &rw) {
 
 //===--- GridSample -------------------------------------------------------===//
 
+/// Float arithmetic in type `t` (f32, or f64 for f64 models) inside a
+/// kernel body: the sampling formulas below read as formulas.
+struct FloatOps {
+  OpBuilder &b;
+  Location loc;
+  Type t;
+  Value c(double v) { return scalarConstant(b, loc, t, v); }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value floor(Value x) { return math::FloorOp::create(b, loc, x); }
+  Value lt(Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  /// linalg.index `dim` as a float (dims below 2^31).
+  Value index(int64_t dim) {
+    Value i = linalg::IndexOp::create(b, loc, b.getIndexType(), dim);
+    i = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), i);
+    return arith::UIToFPOp::create(b, loc, t, i);
+  }
+};
+
 /// GridSample: each output point samples X at the location the grid gives
 /// in [-1, 1] coordinates (x, y[, z]: the innermost dim first), by nearest,
 /// linear or cubic (Keys, a = -0.75) interpolation; taps outside X read
@@ -828,55 +853,43 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
   Type gOnnx = rw.onnxElementType(1), xOnnx = rw.onnxElementType(0);
 
   auto body = [&](OpBuilder &nb, Location l, ValueRange args) {
-    auto c = [&](double v) { return scalarConstant(nb, l, ct, v); };
+    FloatOps f{nb, l, ct};
     // Tap positions in i32 (64-bit integers are pairs of 32-bit ones on
     // some GPU targets).
     Type i32 = nb.getI32Type();
-    auto ci = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(nb, l, v).getResult();
-    };
-    auto add = [&](Value a, Value v) {
-      return arith::AddFOp::create(nb, l, a, v).getResult();
-    };
-    auto sub = [&](Value a, Value v) {
-      return arith::SubFOp::create(nb, l, a, v).getResult();
-    };
-    auto mul = [&](Value a, Value v) {
-      return arith::MulFOp::create(nb, l, a, v).getResult();
-    };
-    auto lt = [&](Value a, Value v) {
-      return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, a, v)
-          .getResult();
-    };
-    auto select = [&](Value cond, Value a, Value v) {
-      return arith::SelectOp::create(nb, l, cond, a, v).getResult();
-    };
     auto clamp = [&](Value v, double lo, double hi) {
-      v = arith::MaximumFOp::create(nb, l, v, c(lo));
-      return arith::MinimumFOp::create(nb, l, v, c(hi)).getResult();
+      v = arith::MaximumFOp::create(nb, l, v, f.c(lo));
+      return arith::MinimumFOp::create(nb, l, v, f.c(hi)).getResult();
     };
     // v reflected at lo and hi until inside [lo, hi].
     auto reflect = [&](Value v, double lo, double hi) {
       double range = hi - lo;
       if (range <= 0)
-        return c(lo);
+        return f.c(lo);
       auto fold = [&](Value dx, Value nearEdge, Value farEdge, bool below) {
-        Value n = math::FloorOp::create(nb, l, mul(dx, c(1.0 / range)));
-        Value r = sub(dx, mul(n, c(range)));
-        Value half = math::FloorOp::create(nb, l, mul(n, c(0.5)));
-        Value even = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                           sub(n, mul(half, c(2))), c(0));
-        Value towardsFar = below ? add(nearEdge, r) : sub(nearEdge, r);
-        Value towardsNear = below ? sub(farEdge, r) : add(farEdge, r);
-        return select(even, towardsFar, towardsNear);
+        Value n = f.floor(f.mul(dx, f.c(1.0 / range)));
+        Value r = f.sub(dx, f.mul(n, f.c(range)));
+        Value half = f.floor(f.mul(n, f.c(0.5)));
+        Value even =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                  f.sub(n, f.mul(half, f.c(2))), f.c(0));
+        Value towardsFar = below ? f.add(nearEdge, r) : f.sub(nearEdge, r);
+        Value towardsNear = below ? f.sub(farEdge, r) : f.add(farEdge, r);
+        return f.select(even, towardsFar, towardsNear);
       };
-      Value lowV = fold(sub(c(lo), v), c(lo), c(hi), true);
-      Value highV = fold(sub(v, c(hi)), c(hi), c(lo), false);
-      return select(lt(v, c(lo)), lowV, select(lt(c(hi), v), highV, v));
+      Value lowV = fold(f.sub(f.c(lo), v), f.c(lo), f.c(hi), true);
+      Value highV = fold(f.sub(v, f.c(hi)), f.c(hi), f.c(lo), false);
+      return f.select(f.lt(v, f.c(lo)), lowV,
+                      f.select(f.lt(f.c(hi), v), highV, v));
     };
     Type index = nb.getIndexType();
     Value n = linalg::IndexOp::create(nb, l, index, 0);
     Value ch = linalg::IndexOp::create(nb, l, index, 1);
+    // The grid's point for this output point: [n, output dims..., comp].
+    SmallVector<Value> gIdx = {n};
+    for (int64_t j = 0; j < k; ++j)
+      gIdx.push_back(linalg::IndexOp::create(nb, l, index, 2 + j));
+    gIdx.push_back(Value());
     // The source coordinate of each spatial dim (grid's last dim holds
     // them innermost first), after rounding and the padding's remapping.
     SmallVector<Value> coord(k);
@@ -887,29 +900,28 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
       double d = dims[i];
       lo[i] = alignCorners ? 0.0 : -0.5;
       hi[i] = alignCorners ? d - 1 : d - 0.5;
-      SmallVector<Value> gIdx = {n};
-      for (int64_t j = 0; j < k; ++j)
-        gIdx.push_back(linalg::IndexOp::create(nb, l, index, 2 + j));
-      gIdx.push_back(ci(k - 1 - i));
+      gIdx.back() = arith::ConstantIndexOp::create(nb, l, k - 1 - i);
       Value g = castScalar(nb, l, tensor::ExtractOp::create(nb, l, grid, gIdx),
                            gOnnx, ct);
-      Value v = alignCorners ? mul(mul(add(g, c(1)), c(0.5)), c(d - 1))
-                             : mul(sub(mul(add(g, c(1)), c(d)), c(1)), c(0.5));
+      Value v =
+          alignCorners
+              ? f.mul(f.mul(f.add(g, f.c(1)), f.c(0.5)), f.c(d - 1))
+              : f.mul(f.sub(f.mul(f.add(g, f.c(1)), f.c(d)), f.c(1)), f.c(0.5));
       if (*mode == Mode::Nearest)
         v = math::RoundEvenOp::create(nb, l, v);
       // Coordinates outside [lo, hi] move inside; between -0.5 and 0 (and
       // d - 1 and d - 0.5) they stay, as in ONNX's reference (cubic taps
       // there differ from PyTorch's and ONNX Runtime's, which clamp).
       if (padding == "border")
-        v = select(
-            arith::OrIOp::create(nb, l, lt(v, c(lo[i])), lt(c(hi[i]), v)),
-            clamp(v, 0, d - 1), v);
+        v = f.select(arith::OrIOp::create(nb, l, f.lt(v, f.c(lo[i])),
+                                          f.lt(f.c(hi[i]), v)),
+                     clamp(v, 0, d - 1), v);
       else if (padding == "reflection")
         v = reflect(v, lo[i], hi[i]);
       // Far outside (or NaN) reads as just outside: every tap then is, and
       // the conversions to integers below stay defined.
-      v = arith::MaxNumFOp::create(nb, l, v, c(-4));
-      coord[i] = arith::MinNumFOp::create(nb, l, v, c(d + 3));
+      v = arith::MaxNumFOp::create(nb, l, v, f.c(-4));
+      coord[i] = arith::MinNumFOp::create(nb, l, v, f.c(d + 3));
     }
     // X at integer position `pos` (index values, possibly outside), with
     // the padding mode's rule; zeros padding also returns whether inside.
@@ -927,8 +939,8 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
               arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, p, last));
           inside = inside ? arith::AndIOp::create(nb, l, inside, in) : in;
         } else if (padding == "reflection") {
-          Value f = arith::SIToFPOp::create(nb, l, ct, p);
-          p = arith::FPToSIOp::create(nb, l, i32, reflect(f, lo[i], hi[i]));
+          Value pf = arith::SIToFPOp::create(nb, l, ct, p);
+          p = arith::FPToSIOp::create(nb, l, i32, reflect(pf, lo[i], hi[i]));
         }
         // In range for the read in every mode (border's clamp; a no-op
         // after reflection; zeros reads index 0 and discards it).
@@ -938,7 +950,7 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
       }
       Value v = castScalar(nb, l, tensor::ExtractOp::create(nb, l, x, idx),
                            xOnnx, ct);
-      return inside ? select(inside, v, c(0)) : v;
+      return inside ? f.select(inside, v, f.c(0)) : v;
     };
     // Taps of each dim: first index and weights.
     SmallVector<Value> first(k);
@@ -948,12 +960,12 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
         first[i] = arith::FPToSIOp::create(nb, l, i32, coord[i]);
         continue;
       }
-      Value base = math::FloorOp::create(nb, l, coord[i]);
-      Value f = sub(coord[i], base);
+      Value base = f.floor(coord[i]);
+      Value frac = f.sub(coord[i], base);
       Value start = arith::FPToSIOp::create(nb, l, i32, base);
       if (*mode == Mode::Linear) {
         first[i] = start;
-        weights[i] = {sub(c(1), f), f};
+        weights[i] = {f.sub(f.c(1), frac), frac};
         continue;
       }
       first[i] = arith::SubIOp::create(
@@ -961,14 +973,18 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
       // Keys' cubic convolution weights at distances 1+f, f, 1-f, 2-f.
       const double a = -0.75;
       auto far = [&](Value s) { // 1 <= s <= 2
-        return sub(mul(add(mul(sub(mul(c(a), s), c(5 * a)), s), c(8 * a)), s),
-                   c(4 * a));
+        return f.sub(f.mul(f.add(f.mul(f.sub(f.mul(f.c(a), s), f.c(5 * a)), s),
+                                 f.c(8 * a)),
+                           s),
+                     f.c(4 * a));
       };
       auto near = [&](Value s) { // 0 <= s <= 1
-        return add(mul(mul(sub(mul(c(a + 2), s), c(a + 3)), s), s), c(1));
+        return f.add(
+            f.mul(f.mul(f.sub(f.mul(f.c(a + 2), s), f.c(a + 3)), s), s),
+            f.c(1));
       };
-      weights[i] = {far(add(f, c(1))), near(f), near(sub(c(1), f)),
-                    far(sub(c(2), f))};
+      weights[i] = {far(f.add(frac, f.c(1))), near(frac),
+                    near(f.sub(f.c(1), frac)), far(f.sub(f.c(2), frac))};
     }
     SmallVector<Value> pos(k);
     std::function<Value(int64_t)> sample = [&](int64_t i) -> Value {
@@ -983,8 +999,8 @@ LogicalResult convertGridSample(NodeRewriter &rw) {
         pos[i] = arith::AddIOp::create(
             nb, l, first[i],
             arith::ConstantIntOp::create(nb, l, i32, int64_t(tap)));
-        Value term = mul(w, sample(i + 1));
-        acc = acc ? add(acc, term) : term;
+        Value term = f.mul(w, sample(i + 1));
+        acc = acc ? f.add(acc, term) : term;
       }
       return acc;
     };
@@ -1043,7 +1059,7 @@ LogicalResult convertAffineGrid(NodeRewriter &rw) {
   Value init = createEmpty(b, loc, outShape, t);
   auto body = [&](OpBuilder &nb, Location l, ValueRange) {
     Type index = nb.getIndexType();
-    auto c = [&](double v) { return scalarConstant(nb, l, ct, v); };
+    FloatOps f{nb, l, ct};
     Value n = linalg::IndexOp::create(nb, l, index, 0);
     Value j = linalg::IndexOp::create(nb, l, index, outRank - 1);
     auto thetaAt = [&](int64_t m) {
@@ -1058,30 +1074,15 @@ LogicalResult convertAffineGrid(NodeRewriter &rw) {
     for (int64_t m = 0; m < k; ++m) {
       int64_t dim = k - m; // loop dim of that spatial dim
       double s = outShape[dim];
-      Value i = arith::UIToFPOp::create(
-          nb, l, ct,
-          arith::IndexCastUIOp::create(
-              nb, l, nb.getI64Type(),
-              linalg::IndexOp::create(nb, l, index, dim)));
+      Value i = f.index(dim);
       // align_corners: -1 + i * 2 / (s - 1) (just -1 for one point);
       // otherwise the centers, -1 + (2 i + 1) / s.
       Value coord =
           alignCorners
-              ? (s == 1 ? c(-1)
-                        : arith::AddFOp::create(
-                              nb, l, c(-1),
-                              arith::MulFOp::create(nb, l, i, c(2 / (s - 1))))
-                              .getResult())
-              : arith::AddFOp::create(
-                    nb, l, c(-1),
-                    arith::MulFOp::create(
-                        nb, l,
-                        arith::AddFOp::create(
-                            nb, l, arith::MulFOp::create(nb, l, i, c(2)), c(1)),
-                        c(1 / s)))
-                    .getResult();
-      acc = arith::AddFOp::create(
-          nb, l, acc, arith::MulFOp::create(nb, l, thetaAt(m), coord));
+              ? (s == 1 ? f.c(-1) : f.add(f.c(-1), f.mul(i, f.c(2 / (s - 1)))))
+              : f.add(f.c(-1),
+                      f.mul(f.add(f.mul(i, f.c(2)), f.c(1)), f.c(1 / s)));
+      acc = f.add(acc, f.mul(thetaAt(m), coord));
     }
     linalg::YieldOp::create(nb, l, castScalar(nb, l, acc, ct, xOnnx));
   };

@@ -1113,14 +1113,7 @@ LogicalResult convertScatterND(NodeRewriter &rw) {
       iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value match;
         for (int64_t j = 0; j < k; ++j) {
-          Value i =
-              arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), args[j]);
-          Value zero = indexConst(nb, nloc, 0);
-          Value neg = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                            i, zero);
-          Value wrapped = arith::AddIOp::create(
-              nb, nloc, i, indexConst(nb, nloc, dataType.getDimSize(j)));
-          i = arith::SelectOp::create(nb, nloc, neg, wrapped, i);
+          Value i = wrapNegative(nb, nloc, args[j], dataType.getDimSize(j));
           Value eq = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
                                            i, loopIndex(nb, nloc, j));
           match = match ? arith::AndIOp::create(nb, nloc, match, eq) : eq;
@@ -1208,14 +1201,7 @@ LogicalResult convertScatterElements(NodeRewriter &rw) {
       createEmpty(b, loc, reach, dataType.getElementType()),
       ArrayRef<AffineMap>{updMap, updMap, partMap, partMap}, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value i =
-            arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), args[0]);
-        Value neg = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                          i, indexConst(nb, nloc, 0));
-        i = arith::SelectOp::create(
-            nb, nloc, neg,
-            arith::AddIOp::create(nb, nloc, i, indexConst(nb, nloc, extent)),
-            i);
+        Value i = wrapNegative(nb, nloc, args[0], extent);
         Value match = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
                                             i, loopIndex(nb, nloc, *axis));
         Value acc = startFrom(nb, nloc, r, r + 1, args[2], args[3]);

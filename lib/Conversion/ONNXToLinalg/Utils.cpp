@@ -826,20 +826,24 @@ NamedAttribute OnnxEmitter::floatAttr(StringRef name, double value) {
   return builder.getNamedAttr(name, builder.getF32FloatAttr(value));
 }
 
-Value dlc::wrapAndClamp(OpBuilder &b, Location loc, Value idx, int64_t dim) {
+Value dlc::wrapNegative(OpBuilder &b, Location loc, Value idx, int64_t dim) {
   Value i = idx.getType().isIndex()
                 ? idx
                 : arith::IndexCastOp::create(b, loc, b.getIndexType(), idx)
                       .getResult();
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  Value zero = index(0);
-  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-  Value wrapped = arith::AddIOp::create(b, loc, i, index(dim));
-  i = arith::SelectOp::create(b, loc, neg, wrapped, i);
-  i = arith::MaxSIOp::create(b, loc, i, zero);
-  return arith::MinSIOp::create(b, loc, i, index(dim - 1));
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                    arith::ConstantIndexOp::create(b, loc, 0));
+  Value wrapped = arith::AddIOp::create(
+      b, loc, i, arith::ConstantIndexOp::create(b, loc, dim));
+  return arith::SelectOp::create(b, loc, neg, wrapped, i);
+}
+
+Value dlc::wrapAndClamp(OpBuilder &b, Location loc, Value idx, int64_t dim) {
+  Value i = wrapNegative(b, loc, idx, dim);
+  i = arith::MaxSIOp::create(b, loc, i,
+                             arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::MinSIOp::create(
+      b, loc, i, arith::ConstantIndexOp::create(b, loc, dim - 1));
 }
 
 std::optional<std::vector<char>> dlc::constantBytes(Value v, int64_t count,

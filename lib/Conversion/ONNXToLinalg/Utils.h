@@ -168,8 +168,14 @@ std::optional<std::vector<char>> constantBytes(mlir::Value v, int64_t count,
 std::optional<llvm::SmallVector<int64_t>> integerValues(mlir::Value v,
                                                         bool isUnsigned);
 
-/// Converts a gathered index to `index`, counts negative values from the end
-/// of a dim of size `dim`, and clamps the result into [0, dim - 1].
+/// Converts a gathered index to `index` and counts negative values from the
+/// end of a dim of size `dim` (scatters: an index still outside matches no
+/// element).
+mlir::Value wrapNegative(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value idx, int64_t dim);
+
+/// wrapNegative, then clamps the result into [0, dim - 1] (gathers: every
+/// read stays inside).
 mlir::Value wrapAndClamp(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value idx, int64_t dim);
 

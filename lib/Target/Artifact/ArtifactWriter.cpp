@@ -3,6 +3,7 @@
 #include "dlc/Target/Artifact.h"
 
 #include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 
 #include "dlc/artifact_format.h"
 
@@ -260,17 +261,12 @@ LogicalResult Writer::analyze() {
 static uint32_t dlcxDtype(Type t) {
   if (t.isBF16())
     return DLCX_DTYPE_BF16;
-  // 8- and 4-bit floats: one format each, beyond kind and width.
-  if (isa<Float8E4M3FNType>(t))
-    return DLCX_DTYPE_F8E4M3FN;
-  if (isa<Float8E4M3FNUZType>(t))
-    return DLCX_DTYPE_F8E4M3FNUZ;
-  if (isa<Float8E5M2Type>(t))
-    return DLCX_DTYPE_F8E5M2;
-  if (isa<Float8E5M2FNUZType>(t))
-    return DLCX_DTYPE_F8E5M2FNUZ;
-  if (isa<Float4E2M1FNType>(t))
-    return DLCX_DTYPE_F4E2M1;
+  // 8- and 4-bit floats are formats beyond kind and width: their ONNX
+  // numbers, which the format's table shares.
+  if (isa<FloatType>(t) && t.getIntOrFloatBitWidth() <= 8) {
+    auto number = static_cast<uint32_t>(dlc::onnx::getDataType(t));
+    return dlcx_dtype_is_minifloat(number) ? number : 0;
+  }
   char kind = 0;
   if (isa<FloatType>(t))
     kind = 'f';
