@@ -32,6 +32,7 @@ downloaded. Exits non-zero on the first failing check.
 import argparse
 import json
 import os
+import subprocess
 import tempfile
 
 import numpy as np
@@ -351,6 +352,21 @@ def check_small_floats(args, work):
                                                           bad.sum()))
         print("ok   small floats on %s: every code of %d formats, %d f32 "
               "values each way" % (target, len(SMALL_FLOATS), n))
+        # A byte that is no 4-bit float's bits is refused, by name.
+        d = os.path.join(work, "small_floats_bad")
+        os.makedirs(d, exist_ok=True)
+        cmd = [args.dlc_run, art]
+        for k, v in feed.items():
+            npy = os.path.join(d, k + ".npy")
+            np.save(npy, np.where(v == 15, 16, v).astype(v.dtype)
+                    if k == "C_e2m1" else v)
+            cmd += ["--input", "%s=%s" % (k, npy)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        want = "element 15 of %s is 16, not the bits of a 4-bit float" % (
+            os.path.join(d, "C_e2m1.npy"))
+        if p.returncode != 2 or want not in p.stderr:
+            fail("dlc-run on %s took a 4-bit float input of 16: rc %d, %s"
+                 % (target, p.returncode, p.stderr.strip()))
 
 
 def main():

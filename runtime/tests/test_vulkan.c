@@ -519,14 +519,17 @@ static void test_features(void) {
     dlc_context_destroy(context);
   }
 
-  /* The same device, told to treat float16 and int64 as missing. */
-  g_vk_options.masked_features = 0x1100;
+  /* The same device, told to treat float16, int64 and float64 as
+   * missing. */
+  g_vk_options.masked_features = 0x3100;
   expect_load(data, size, DLC_ERROR_UNSUPPORTED,
               "needs shaderFloat16 and storageBuffer16BitAccess (target "
               "feature 0x100), which Vulkan device '");
   dlc_ab_free(data);
   c.features = DLCX_FEATURE_VK_INT64;
   expect_chain_load(&c, DLC_ERROR_UNSUPPORTED, "shaderInt64");
+  c.features = DLCX_FEATURE_VK_FLOAT64;
+  expect_chain_load(&c, DLC_ERROR_UNSUPPORTED, "shaderFloat64");
   g_vk_options.masked_features = 0;
 }
 

@@ -135,3 +135,21 @@ func.func @float_bits_other_format(%a: tensor<4xf8E8M0FNU>) -> tensor<4xf32> {
   %0 = onnx.node "Cast" (%a) {version = 24 : i64, name = "c", attrs = {to = 1 : i64}} : (tensor<4xf8E8M0FNU>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// ScatterElements' checks that ONNX's shape inference makes before the
+// handler when a model is imported.
+func.func @scatter_elements_scalar(%d: tensor<f32>, %i: tensor<i64>) -> tensor<f32> {
+  // expected-error @below {{node 's' (ScatterElements, opset 18): data must have rank 1 or more}}
+  %0 = onnx.node "ScatterElements" (%d, %i, %d) {version = 18 : i64, name = "s"} : (tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @scatter_elements_types(%d: tensor<4xf32>, %i: tensor<2xi64>, %u: tensor<2xf16>) -> tensor<4xf32> {
+  // expected-error @below {{node 's' (ScatterElements, opset 18): updates and data have different element types}}
+  %0 = onnx.node "ScatterElements" (%d, %i, %u) {version = 18 : i64, name = "s"} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf16>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
