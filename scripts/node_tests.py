@@ -114,6 +114,35 @@ def load_test(path):
     return ops, [i.name for i in inputs], outputs, integer
 
 
+def element_types(path):
+    """The element types of every tensor in a test's model (graph inputs,
+    outputs, initializers, the types shape inference gives intermediate
+    values, Cast targets and constants, subgraphs included), as names."""
+    model = onnx.load(os.path.join(path, "model.onnx"), load_external_data=False)
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # the types written in the model still count
+        pass
+    found = set()
+
+    def walk(graph):
+        for v in list(graph.input) + list(graph.output) + list(graph.value_info):
+            if v.type.HasField("tensor_type"):
+                found.add(v.type.tensor_type.elem_type)
+        found.update(t.data_type for t in graph.initializer)
+        for node in graph.node:
+            for attr in node.attribute:
+                if attr.name == "to" and attr.type == onnx.AttributeProto.INT:
+                    found.add(attr.i)
+                elif attr.type == onnx.AttributeProto.TENSOR:
+                    found.add(attr.t.data_type)
+                elif attr.type == onnx.AttributeProto.GRAPH:
+                    walk(attr.g)
+
+    walk(model.graph)
+    return {onnx.TensorProto.DataType.Name(t).lower() for t in found if t}
+
+
 def test_family(ops):
     fams = {OP_FAMILY.get(op) for op in ops}
     if None in fams:
@@ -393,6 +422,11 @@ def main():
     ap.add_argument("--data-dir", default=default_data_dir())
     ap.add_argument("--targets", default="cpu")
     ap.add_argument("--filter", default="", help="regex on test names")
+    ap.add_argument("--element-types", default="",
+                    help="run only the tests with a tensor of one of these "
+                    "element types (ONNX names, lower case, comma-separated: "
+                    "'int8,uint8'), for a target feature that changes only "
+                    "how those types are stored or computed")
     ap.add_argument("--expectations",
                     default=os.path.join(ROOT, "test", "conformance",
                                          "node-tests.expected"))
@@ -422,6 +456,11 @@ def main():
     tests = {}
     excluded = {}
     pattern = re.compile(args.filter) if args.filter else None
+    only_types = set(filter(None, args.element_types.split(",")))
+    unknown = only_types - {n.lower() for n in onnx.TensorProto.DataType.keys()}
+    if unknown:
+        sys.exit("node_tests.py: --element-types: not ONNX element types: %s"
+                 % ", ".join(sorted(unknown)))
     for name in sorted(os.listdir(args.data_dir)):
         if pattern and not pattern.search(name):
             continue
@@ -432,6 +471,8 @@ def main():
         fam = test_family(ops)
         if fam is None:
             excluded[name] = ops
+            continue
+        if only_types and not only_types & element_types(path):
             continue
         tests[name] = {"family": fam, "ops": ops}
 
