@@ -68,6 +68,47 @@ LogicalResult requireSameTypes(NodeRewriter &rw, unsigned n) {
 
 //===--- arithmetic -------------------------------------------------------===//
 
+/// Integer division and remainder that cannot trap. ONNX leaves division by
+/// zero undefined, but x86's idiv raises SIGFPE on it and on INT_MIN / -1,
+/// which kills the application that runs the model (and LLVM may assume
+/// neither happens). dlc defines both, the same on every target: x / 0 and
+/// x % 0 are 0, INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0. The
+/// divisor those cases see is 1; the quotient of a zero divisor is then
+/// replaced by 0 (the remainder by 1 already is 0).
+struct TotalDivision {
+  Value divisor, divisorIsZero;
+};
+
+TotalDivision totalDivisor(OpBuilder &b, Location loc, Value x, Value d,
+                           bool isUnsigned) {
+  Type t = d.getType();
+  auto cmp = [&](arith::CmpIPredicate p, Value l, Value r) {
+    return b.createOrFold<arith::CmpIOp>(loc, p, l, r);
+  };
+  Value isZero = cmp(arith::CmpIPredicate::eq, d, cst(b, loc, t, 0));
+  Value bad = isZero;
+  if (!isUnsigned) {
+    unsigned width = t.getIntOrFloatBitWidth();
+    Value minValue = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(t, APInt::getSignedMinValue(width)));
+    Value overflow = b.createOrFold<arith::AndIOp>(
+        loc, cmp(arith::CmpIPredicate::eq, x, minValue),
+        cmp(arith::CmpIPredicate::eq, d, cst(b, loc, t, -1)));
+    bad = b.createOrFold<arith::OrIOp>(loc, bad, overflow);
+  }
+  Value safe = b.createOrFold<arith::SelectOp>(loc, bad, cst(b, loc, t, 1), d);
+  return {safe, isZero};
+}
+
+Value totalDivide(OpBuilder &b, Location loc, Value x, Value d,
+                  bool isUnsigned) {
+  TotalDivision div = totalDivisor(b, loc, x, d, isUnsigned);
+  Value q = isUnsigned ? b.createOrFold<arith::DivUIOp>(loc, x, div.divisor)
+                       : b.createOrFold<arith::DivSIOp>(loc, x, div.divisor);
+  return b.createOrFold<arith::SelectOp>(loc, div.divisorIsZero,
+                                         cst(b, loc, x.getType(), 0), q);
+}
+
 enum class Arith { Add, Sub, Mul, Div };
 
 template <Arith K> LogicalResult convertArith(NodeRewriter &rw) {
@@ -100,8 +141,7 @@ template <Arith K> LogicalResult convertArith(NodeRewriter &rw) {
         case Arith::Mul:
           return b.createOrFold<arith::MulIOp>(loc, a[0], a[1]);
         case Arith::Div:
-          return isUnsigned ? b.createOrFold<arith::DivUIOp>(loc, a[0], a[1])
-                            : b.createOrFold<arith::DivSIOp>(loc, a[0], a[1]);
+          return totalDivide(b, loc, a[0], a[1], isUnsigned);
         }
         llvm_unreachable("unknown arithmetic kind");
       });
@@ -156,9 +196,10 @@ LogicalResult convertMod(NodeRewriter &rw) {
       [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
         if (isFloat(t))
           return b.createOrFold<arith::RemFOp>(loc, a[0], a[1]);
+        Value d = totalDivisor(b, loc, a[0], a[1], isUnsigned).divisor;
         if (isUnsigned)
-          return b.createOrFold<arith::RemUIOp>(loc, a[0], a[1]);
-        Value r = b.createOrFold<arith::RemSIOp>(loc, a[0], a[1]);
+          return b.createOrFold<arith::RemUIOp>(loc, a[0], d);
+        Value r = b.createOrFold<arith::RemSIOp>(loc, a[0], d);
         if (fmod)
           return r;
         // Python-style: the result takes the sign of the divisor.

@@ -569,8 +569,14 @@ static void dlc_print_info(const char *kind, uint32_t index,
 static void dlc_print_values(const dlc_run_io_t *io) {
   uint64_t i, shown = io->tensor.count < 8 ? io->tensor.count : 8;
   printf("%s = [", io->info.name);
-  for (i = 0; i < shown; ++i)
-    printf("%s%.6g", i ? ", " : "", dlc_tensor_get(&io->tensor, i));
+  for (i = 0; i < shown; ++i) {
+    double v = dlc_tensor_get(&io->tensor, i);
+    /* Whole numbers in full (an int32's ten digits), others to 6 digits. */
+    if (v > -9.0e15 && v < 9.0e15 && v == (double)(long long)v)
+      printf("%s%lld", i ? ", " : "", (long long)v);
+    else
+      printf("%s%.6g", i ? ", " : "", v);
+  }
   printf("%s]\n", shown < io->tensor.count ? ", ..." : "");
 }
 
