@@ -427,6 +427,10 @@ def main():
                     "element types (ONNX names, lower case, comma-separated: "
                     "'int8,uint8'), for a target feature that changes only "
                     "how those types are stored or computed")
+    ap.add_argument("--also", default="",
+                    help="with --element-types: also run the tests whose "
+                    "name matches this regex (lowerings that keep such a "
+                    "type between kernels although the model has none)")
     ap.add_argument("--expectations",
                     default=os.path.join(ROOT, "test", "conformance",
                                          "node-tests.expected"))
@@ -457,6 +461,7 @@ def main():
     excluded = {}
     pattern = re.compile(args.filter) if args.filter else None
     only_types = set(filter(None, args.element_types.split(",")))
+    also = re.compile(args.also) if args.also else None
     unknown = only_types - {n.lower() for n in onnx.TensorProto.DataType.keys()}
     if unknown:
         sys.exit("node_tests.py: --element-types: not ONNX element types: %s"
@@ -472,7 +477,8 @@ def main():
         if fam is None:
             excluded[name] = ops
             continue
-        if only_types and not only_types & element_types(path):
+        if (only_types and not only_types & element_types(path) and
+                not (also and also.search(name))):
             continue
         tests[name] = {"family": fam, "ops": ops}
 
