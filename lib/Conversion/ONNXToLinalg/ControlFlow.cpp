@@ -1,13 +1,14 @@
 //===- ControlFlow.cpp - If, Loop and Scan --------------------------------===//
 //
-// Control flow is resolved at compile time, in the ONNX graph itself: each
+// Control flow is resolved in the ONNX graph itself: each
 // handler places ONNX nodes after its node (a subgraph's nodes, moved or
 // cloned) and forwards the node's results to values among them. The driver
 // converts those nodes next, so a condition or trip count that a later
 // iteration computes is folded by the time the next step is decided.
-// - If: the condition must fold to a constant (directly, through a shape
-//   subgraph, or from an input bound with --bind-input); the chosen branch
-//   replaces the node.
+// - If: a condition that folds to a constant (directly, through a shape
+//   subgraph, or from an input bound with --bind-input) picks the branch
+//   that replaces the node. On a condition known only at run time both
+//   branches run and Where selects each output (convertRuntimeIf).
 // - Loop: unrolled one iteration at a time. Each iteration is a clone of the
 //   body followed by a copy of the Loop node that carries the iteration
 //   number, the body's condition and loop-carried values, and the scan
@@ -87,8 +88,73 @@ Block *graphBody(NodeRewriter &rw, StringRef attrName) {
   return &region->front();
 }
 
+/// An If whose condition is only known at run time: both branches move in
+/// after the node and each output selects between them (Where on the
+/// condition). Both branches run. That is safe because no op faults on
+/// values the other branch would have been given (gathers clamp indices,
+/// scatters drop those outside, integer division is total), and a result
+/// comes only from the branch the condition picks. A compiled graph has one
+/// type per value, so each output must have the same static type in both
+/// branches.
+LogicalResult convertRuntimeIf(NodeRewriter &rw) {
+  onnx::NodeOp op = rw.getOp();
+  Value cond = rw.input(0);
+  auto condType = dyn_cast<RankedTensorType>(cond.getType());
+  if (!condType || !condType.hasStaticShape() ||
+      condType.getNumElements() != 1 || !condType.getElementType().isInteger(1))
+    return rw.fail("the condition must hold one boolean, but is " +
+                   llvm::formatv("{0}", cond.getType()).str());
+  constexpr StringLiteral names[2] = {"then_branch", "else_branch"};
+  Block *bodies[2];
+  SmallVector<Value> outputs[2];
+  for (int k = 0; k < 2; ++k) {
+    bodies[k] = graphBody(rw, names[k]);
+    if (!bodies[k])
+      return failure();
+    auto yield = cast<onnx::YieldOp>(bodies[k]->getTerminator());
+    if (yield.getValues().size() != op.getNumResults())
+      return rw.fail(Twine("the ") + names[k] + " has " +
+                     Twine(yield.getValues().size()) +
+                     " outputs but the node has " + Twine(op.getNumResults()));
+    if (bodies[k]->getNumArguments() != 0)
+      return rw.fail(Twine("the ") + names[k] +
+                     " declares inputs; If branches take none");
+    outputs[k].assign(yield.getValues().begin(), yield.getValues().end());
+  }
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    Type thenType = outputs[0][i].getType(), elseType = outputs[1][i].getType();
+    auto ranked = dyn_cast<RankedTensorType>(thenType);
+    if (!ranked || !ranked.hasStaticShape() || thenType != elseType)
+      return rw.unsupported(llvm::formatv(
+          "output {0} of an If on a run-time condition is {1} in the "
+          "then_branch and {2} in the else_branch; both branches must give "
+          "the same static tensor type (or bind the inputs the condition "
+          "depends on with --bind-input to take one branch at compile time)",
+          i, thenType, elseType));
+  }
+  // The selections first (the emitter inserts right after the node), then
+  // the branches between the node and them.
+  OnnxEmitter e(rw);
+  Value scalarCond = condType.getRank() == 0
+                         ? cond
+                         : e.node("Reshape", 14, {cond, e.ints({})});
+  SmallVector<Value> results;
+  for (unsigned i = 0; i < op.getNumResults(); ++i)
+    results.push_back(
+        e.node("Where", 16, {scalarCond, outputs[0][i], outputs[1][i]}));
+  for (int k = 1; k >= 0; --k) {
+    bodies[k]->getTerminator()->erase();
+    op->getBlock()->getOperations().splice(std::next(op->getIterator()),
+                                           bodies[k]->getOperations());
+  }
+  rw.forward(results);
+  return success();
+}
+
 LogicalResult convertIf(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
+  if (!rw.constantInput(0))
+    return convertRuntimeIf(rw);
   FailureOr<bool> cond = constantBool(rw, 0, "the condition");
   if (failed(cond))
     return failure();

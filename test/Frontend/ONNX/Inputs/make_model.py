@@ -149,12 +149,16 @@ def main():
             f.write(numpy_helper.from_array(
                 np.array([3.0, 2.0], dtype=np.float32)).SerializeToString())
     elif kind == "if":
+        # Y = C ? X : -X, the condition a graph input (known at run time).
         then_g = helper.make_graph(
             [helper.make_node("Identity", ["X"], ["T"])], "then", [],
             [helper.make_tensor_value_info("T", TensorProto.FLOAT, [2])])
+        else_g = helper.make_graph(
+            [helper.make_node("Neg", ["X"], ["E"])], "else", [],
+            [helper.make_tensor_value_info("E", TensorProto.FLOAT, [2])])
         m = graph_model(
             [helper.make_node("If", ["C"], ["Y"], name="branch",
-                              then_branch=then_g, else_branch=then_g)],
+                              then_branch=then_g, else_branch=else_g)],
             [helper.make_tensor_value_info("C", TensorProto.BOOL, []),
              helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
