@@ -177,12 +177,18 @@ TEST(RegisterTilePlan, StrideTwoWindowsSplitPhases) {
   EXPECT_TRUE(plan->splitPhases);
   // `a` reads through the outer loop (oh): rows stay outermost.
   EXPECT_FALSE(plan->columnsOuter);
-  // Not without a static `a`, nor when the rows are a's (depthwise).
+  // Not without a static `a`, nor when the rows are a's (depthwise) and
+  // one instruction takes the even lanes of two vectors; without that
+  // instruction (AVX2) a depthwise `a` splits too.
   plan = planRegisterTile(k, trips, maps, avx512(), false);
   EXPECT_FALSE(plan->splitPhases);
   k.rowsInA = true;
   plan = planRegisterTile(k, trips, maps, avx512(), true);
   EXPECT_FALSE(plan->splitPhases);
+  RegisterTileTarget inLaneShuffles;
+  inLaneShuffles.twoVectorPermute = false;
+  plan = planRegisterTile(k, trips, maps, inLaneShuffles, true);
+  EXPECT_TRUE(plan->splitPhases);
   // Nor for integer contractions.
   k.rowsInA = false;
   k.integer = true;

@@ -91,6 +91,14 @@ TEST(TargetDescription, CPUInt8DotProducts) {
   TargetDescription sse2 = parseOk("cpu:x86_64-linux-gnu");
   EXPECT_EQ(sse2.vectorBits, 128u);
   EXPECT_TRUE(sse2.int8DotFromPairs);
+
+  // The even lanes of two vectors in one instruction: everywhere but AVX's
+  // 256-bit shuffles, which stay within 128-bit halves.
+  EXPECT_FALSE(avx2.hasTwoVectorPermute);
+  EXPECT_FALSE(parseOk("cpu:x86_64-linux-gnu:+avx").hasTwoVectorPermute);
+  EXPECT_TRUE(vnni.hasTwoVectorPermute) << "vpermt2ps";
+  EXPECT_TRUE(sse2.hasTwoVectorPermute) << "shufps on 128 bits";
+  EXPECT_TRUE(parseOk("cpu:aarch64-linux-gnu").hasTwoVectorPermute) << "uzp1";
   EXPECT_FALSE(parseOk("cpu:x86_64-linux-gnu:+avx").hasInt8DotProduct)
       << "AVX alone has no 256-bit integer vectors";
 

@@ -1710,6 +1710,7 @@ struct CPURegisterTilePass
     target.vectorBits = vectorBits;
     target.vectorRegisters = vectorRegisters;
     target.chunkBytes = chunkBytes;
+    target.twoVectorPermute = twoVectorPermute;
     for (auto &[op, k] : work) {
       auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[k.a].getType());
       std::optional<RegisterTilePlan> plan = dlc::codegen::planRegisterTile(
@@ -1817,12 +1818,16 @@ dlc::codegen::planRegisterTile(const Contraction &k, ArrayRef<int64_t> trips,
   // rows), its even and odd columns are split once per workgroup instead:
   // every vector is then one load. Depthwise convolutions and pooling
   // windows read each vector of `a` for one row only; for them the split
-  // costs more than it saves (MobileNetV2's 3x3 stride-2 depthwise
-  // convolution on 112x112: 0.53 -> 0.72 ms).
+  // costs more than it saves where one instruction takes the even lanes
+  // (AVX-512: MobileNetV2's 3x3 stride-2 depthwise convolution on 112x112
+  // 0.53 -> 0.72 ms), and saves more than it costs where that takes two
+  // plus a masked load (AVX2 on Zen 1: the same layer 2.02 -> 0.80 ms,
+  // ResNet-18's 3x3 stride-2 max pool 1.26 -> 0.62 ms).
   AffineExpr aLast = maps[k.a].getResults().back();
   bool taps = llvm::any_of(
       k.reductions, [&](unsigned r) { return aLast.isFunctionOfDim(r); });
-  plan.splitPhases =
-      k.stride == 2 && !k.rowsInA && !k.integer && taps && aStatic;
+  plan.splitPhases = k.stride == 2 &&
+                     (!k.rowsInA || !target.twoVectorPermute) && !k.integer &&
+                     taps && aStatic;
   return plan;
 }

@@ -141,8 +141,10 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
     t.hasBytePermute = t.vectorBits == 512   ? has("avx512vbmi")
                        : t.vectorBits == 256 ? false
                                              : has("ssse3");
+    t.hasTwoVectorPermute = t.vectorBits != 256;
   } else {
     t.hasBytePermute = true; // NEON's tbl on the 128-bit vectors used
+    t.hasTwoVectorPermute = true;
   }
   // AArch64: usdot (unsigned x signed, as VNNI) with +i8mm; sdot (signed x
   // signed) with +dotprod alone.

@@ -6,6 +6,7 @@
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=512 chunk-bytes=65536" | FileCheck %s --check-prefix=AVX512
 // RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384 int8-dot=llvm.x86.avx2.pmadd.wd int8-dot-pairs=true window-dot=false" | FileCheck %s --check-prefix=PAIRS
 // RUN: not dlc-opt %s --split-input-file --dlc-cpu-register-tile="int8-dot=llvm.x86.avx2.pmadd.wd int8-dot-pairs=true int8-dot-signed=true" 2>&1 | FileCheck %s --check-prefix=BADPAIRS
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-register-tile="vector-bits=256 chunk-bytes=16384 two-vector-permute=false" | FileCheck %s --check-prefix=INLANE
 // BADPAIRS: error: dlc-cpu-register-tile: int8-dot-pairs builds unsigned x signed dot products; int8-dot-signed cannot go with it
 
 // C[7x37] += A[7x16] * B[16x37] with 8-lane vectors: blocks of 4 rows x 2
@@ -246,6 +247,17 @@ func.func @channels_last(%in: memref<32x7x6xf32>, %w: memref<32x3x3x16xf32>, %ou
 // CHECK-NOT: memref<3x3xf32>
 // CHECK:     vector.create_mask %c4
 // CHECK-NOT: linalg.generic
+// Where the even lanes of two vectors take two shuffles (AVX2), each row
+// of the input is split into its even and odd columns once (memref
+// <4x11x2x21xf32>), and every tap is one load from it.
+// INLANE-LABEL: func.func @max_pool
+// INLANE: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x11x2x21xf32>
+// INLANE: scf.for {{.*}} to %c3{{.*}} iter_args
+// INLANE:   scf.for {{.*}} to %c3{{.*}} iter_args
+// INLANE-NOT: vector.shuffle
+// INLANE:     vector.load %[[P]]
+// INLANE:     arith.maximumf
+// INLANE: memref.dealloc %[[P]]
 #pin = affine_map<(c, h, w, kh, kw) -> (c, h * 2 + kh, w * 2 + kw)>
 #pwin = affine_map<(c, h, w, kh, kw) -> (kh, kw)>
 #pout = affine_map<(c, h, w, kh, kw) -> (c, h, w)>

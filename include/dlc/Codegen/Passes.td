@@ -467,6 +467,12 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
            "a byte shuffle across the whole vector: worth it only with an "
            "instruction for it, AVX-512 VBMI's vpermb, SSSE3's pshufb or "
            "NEON's tbl on 128 bits)">,
+    Option<"twoVectorPermute", "two-vector-permute", "bool", "true",
+           "One instruction takes the even lanes of two vectors (AVX-512, "
+           "SSE and NEON on 128 bits). Without it (AVX2) a stride-2 input "
+           "read one vector per row (depthwise convolutions, pooling) is "
+           "split into its even and odd columns once instead of shuffled "
+           "per tap">,
     Option<"int8DotPairs", "int8-dot-pairs", "bool", "false",
            "The int8-dot intrinsic multiplies pairs of 16-bit lanes into "
            "32-bit sums (x86 pmaddwd); each 4-byte dot product is two of "

@@ -61,6 +61,9 @@ struct RegisterTileTarget {
   int64_t vectorBits = 256;    ///< f32 lanes = vectorBits / 32, at least 4
   int64_t vectorRegisters = 0; ///< 0: 32 at 512 bits, else 16
   int64_t chunkBytes = 65536;  ///< a block's operands per reduction chunk
+  /// One instruction takes the even lanes of two vectors
+  /// (TargetDescription::hasTwoVectorPermute).
+  bool twoVectorPermute = true;
 };
 
 /// One register tile: blocks of `rows` x `vectors` SIMD vectors of `lanes`

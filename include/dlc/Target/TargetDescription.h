@@ -55,6 +55,11 @@ struct TargetDescription {
   /// vectorBits (x86 AVX-512 VBMI's vpermb, SSSE3's pshufb on 128 bits,
   /// NEON's tbl); AVX2's byte shuffles stay within 128-bit halves.
   bool hasBytePermute = false;
+  /// CPU: one instruction takes any lanes of two vectors of vectorBits
+  /// (AVX-512's vpermt2ps; on 128 bits SSE's shufps and NEON's uzp1): the
+  /// even lanes of a stride-2 load. AVX and AVX2 shuffle within 128-bit
+  /// halves and take two (vshufps, then vpermpd across the halves).
+  bool hasTwoVectorPermute = false;
   bool hasSubgroups = false; ///< subgroups of >= DLCX_MIN_SUBGROUP_SIZE
   bool hasInt64 = false;     ///< 64-bit integers in kernels
   unsigned subgroupSize = 1;

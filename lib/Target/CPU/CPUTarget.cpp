@@ -255,6 +255,7 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
     registerTile.int8DotSigned = target.int8DotSigned;
   }
   registerTile.windowDot = target.hasBytePermute;
+  registerTile.twoVectorPermute = target.hasTwoVectorPermute;
   pm.addNestedPass<func::FuncOp>(createCPURegisterTile(registerTile));
   pm.addNestedPass<func::FuncOp>(createCPUScratch());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
