@@ -935,6 +935,21 @@ def build_vad():
                dict(name="c", pin=[2, 1, 64], **state)]
 
 
+@zoo_model("The voice-activity detector above with its sample rate a "
+           "run-time input (not bound, 8000): an If on a run-time "
+           "condition, both branches compiled and run, each output selected "
+           "on the condition", TOL_PROB)
+def build_vad_runtime_sr():
+    g, inputs = build_vad()
+    for spec in inputs:
+        if spec["name"] == "sr":
+            spec.pop("bind")
+            spec["value"] = 8000
+            spec["note"] = ("the sample rate, a run-time input: 8000 takes "
+                            "the else branch (vad binds 16000)")
+    return g, inputs
+
+
 # ---------------------------------------------------------------------------
 # Transformers
 
