@@ -699,6 +699,8 @@ LogicalResult convertMeanVarianceNormalization(NodeRewriter &rw) {
     return failure();
   auto xType = rw.inputType(0);
   unsigned rank = xType.getRank();
+  if (rank == 0)
+    return rw.fail("X must have rank 1 or more");
   SmallVector<int64_t> axes = rw.getInts("axes", {0, 2, 3});
   SmallVector<bool> reduced(rank, false);
   for (int64_t a : axes) {
