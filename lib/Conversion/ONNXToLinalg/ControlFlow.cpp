@@ -153,6 +153,8 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
 
 LogicalResult convertIf(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
+  if (failed(rw.requireInput(0, "cond")))
+    return failure();
   if (!rw.constantInput(0))
     return convertRuntimeIf(rw);
   FailureOr<bool> cond = constantBool(rw, 0, "the condition");
