@@ -88,6 +88,37 @@ Block *graphBody(NodeRewriter &rw, StringRef attrName) {
   return &region->front();
 }
 
+/// An If branch checked for what both ways of converting If need: it
+/// exists, takes no inputs, and yields one value per result of the node.
+/// Returns its body (whose terminator yields the outputs), or null after a
+/// diagnostic.
+Block *ifBranch(NodeRewriter &rw, StringRef name) {
+  onnx::NodeOp op = rw.getOp();
+  Block *body = graphBody(rw, name);
+  if (!body)
+    return nullptr;
+  auto yield = cast<onnx::YieldOp>(body->getTerminator());
+  if (yield.getValues().size() != op.getNumResults())
+    return (void)rw.fail(
+               "the " + name + " has " + Twine(yield.getValues().size()) +
+               " outputs but the node has " + Twine(op.getNumResults())),
+           nullptr;
+  if (body->getNumArguments() != 0)
+    return (void)rw.fail("the " + name +
+                         " declares inputs; If branches take none"),
+           nullptr;
+  return body;
+}
+
+/// Moves `body`'s ops (all but its terminator, which is erased) in right
+/// after the node.
+void spliceAfterNode(NodeRewriter &rw, Block *body) {
+  Operation *op = rw.getOp();
+  body->getTerminator()->erase();
+  op->getBlock()->getOperations().splice(std::next(op->getIterator()),
+                                         body->getOperations());
+}
+
 /// An If whose condition is only known at run time: both branches move in
 /// after the node and each output selects between them (Where on the
 /// condition). Both branches run. That is safe because no op faults on
@@ -108,18 +139,11 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
   Block *bodies[2];
   SmallVector<Value> outputs[2];
   for (int k = 0; k < 2; ++k) {
-    bodies[k] = graphBody(rw, names[k]);
+    bodies[k] = ifBranch(rw, names[k]);
     if (!bodies[k])
       return failure();
-    auto yield = cast<onnx::YieldOp>(bodies[k]->getTerminator());
-    if (yield.getValues().size() != op.getNumResults())
-      return rw.fail(Twine("the ") + names[k] + " has " +
-                     Twine(yield.getValues().size()) +
-                     " outputs but the node has " + Twine(op.getNumResults()));
-    if (bodies[k]->getNumArguments() != 0)
-      return rw.fail(Twine("the ") + names[k] +
-                     " declares inputs; If branches take none");
-    outputs[k].assign(yield.getValues().begin(), yield.getValues().end());
+    outputs[k].assign(bodies[k]->getTerminator()->operand_begin(),
+                      bodies[k]->getTerminator()->operand_end());
   }
   for (unsigned i = 0; i < op.getNumResults(); ++i) {
     Type thenType = outputs[0][i].getType(), elseType = outputs[1][i].getType();
@@ -142,17 +166,13 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
   for (unsigned i = 0; i < op.getNumResults(); ++i)
     results.push_back(
         e.node("Where", 16, {scalarCond, outputs[0][i], outputs[1][i]}));
-  for (int k = 1; k >= 0; --k) {
-    bodies[k]->getTerminator()->erase();
-    op->getBlock()->getOperations().splice(std::next(op->getIterator()),
-                                           bodies[k]->getOperations());
-  }
+  for (int k = 1; k >= 0; --k)
+    spliceAfterNode(rw, bodies[k]);
   rw.forward(results);
   return success();
 }
 
 LogicalResult convertIf(NodeRewriter &rw) {
-  onnx::NodeOp op = rw.getOp();
   if (failed(rw.requireInput(0, "cond")))
     return failure();
   if (!rw.constantInput(0))
@@ -160,20 +180,11 @@ LogicalResult convertIf(NodeRewriter &rw) {
   FailureOr<bool> cond = constantBool(rw, 0, "the condition");
   if (failed(cond))
     return failure();
-  StringRef taken = *cond ? "then_branch" : "else_branch";
-  Block *body = graphBody(rw, taken);
+  Block *body = ifBranch(rw, *cond ? "then_branch" : "else_branch");
   if (!body)
     return failure();
-  auto yield = cast<onnx::YieldOp>(body->getTerminator());
-  if (yield.getValues().size() != op.getNumResults())
-    return rw.fail("the " + taken + " has " + Twine(yield.getValues().size()) +
-                   " outputs but the node has " + Twine(op.getNumResults()));
-  SmallVector<Value> results(yield.getValues());
-  if (body->getNumArguments() != 0)
-    return rw.fail("the " + taken + " declares inputs; If branches take none");
-  yield.erase();
-  op->getBlock()->getOperations().splice(std::next(op->getIterator()),
-                                         body->getOperations());
+  SmallVector<Value> results(body->getTerminator()->getOperands());
+  spliceAfterNode(rw, body);
   rw.forward(results);
   return success();
 }
