@@ -12,7 +12,11 @@ that must fold into its Conv), this script:
      samples in --calibration-data's layout (one folder per sample, one
      <input>.npy per graph input);
   2. for each calibration method, quantizes with `dlc-compile --quantize=int8
-     --emit=qdq-onnx` and compiles the same quantization for each target;
+     --emit=qdq-onnx` and compiles that QDQ model for each target; on the
+     first target it also compiles `--quantize=int8 --target=...` directly
+     and requires the same artifact, byte for byte (calibration runs once
+     per method instead of once per target: --quantize is the QDQ rewrite
+     followed by the ordinary compile of the rewritten model);
   3. checks on the evaluation samples that
      - ONNX Runtime runs the QDQ model dlc wrote, and dlc's artifact agrees
        with it within one step of the output's 8-bit encoding (the two
@@ -304,11 +308,21 @@ def main():
             steps = output_steps(qdq)
             qdq_session = ort.InferenceSession(
                 qdq, ort_options(), providers=["CPUExecutionProvider"])
-            for target in targets:
+            for t, target in enumerate(targets):
                 art = os.path.join(mdir, "%s.%s.dlcx" % (
                     tag, target.replace(":", "_").replace(",", "_")))
-                run([dlc_compile] + common + ["--target=" + target, "-o",
-                                              art])
+                run([dlc_compile, qdq] + flags + ["--target=" + target, "-o",
+                                                  art])
+                if t == 0:
+                    direct = art + ".direct"
+                    run([dlc_compile] + common + ["--target=" + target, "-o",
+                                                  direct])
+                    with open(art, "rb") as a, open(direct, "rb") as d:
+                        if a.read() != d.read():
+                            raise SystemExit(
+                                "FAILED: %s %s %s: --quantize compiled a "
+                                "different artifact than its own QDQ model"
+                                % (name, method, target))
                 if target.startswith("cuda"):
                     # No GPU here: dlc-compile's ptxas run is the check.
                     print("%-4s %-16s %-14s compiled (PTX assembled by "
