@@ -14,7 +14,7 @@ jobs=${DLC_JOBS:-$(nproc)}
 
 options=(-DCMAKE_BUILD_TYPE=Release)
 case "${1:-}" in
-  "") ;;
+  "") options+=(-DDLC_BUILD_PYTHON=ON) ;;
   --sanitize)
     build=$build/sanitize
     options+=(-DDLC_ENABLE_SANITIZERS=ON -DDLC_BUILD_FUZZERS=ON)

@@ -1,0 +1,33 @@
+//===- CompileCommand.h - dlc-compile's command line ------------*- C++ -*-===//
+//
+// dlc-compile as a function, so that the Python package compiles exactly
+// as the command-line tool does: the same options, checks and messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DRIVER_COMPILECOMMAND_H
+#define DLC_DRIVER_COMPILECOMMAND_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace dlc {
+
+/// Runs dlc-compile with `args` (args[0] is the program name, as in argv)
+/// and returns its exit status. Errors and diagnostics go to `errs`
+/// (notes the quantizers print still go to stderr). May be called again in
+/// the same process: every call parses its options from their defaults.
+/// Not reentrant: LLVM's command-line options are process-wide, so callers
+/// on several threads must serialize their calls. `--help` and `--version`
+/// print and exit the process, as they do in the tool.
+int runCompileCommand(llvm::ArrayRef<const char *> args,
+                      llvm::raw_ostream &errs);
+
+/// The same, with what it writes to `errs` appended to `errors`.
+int runCompileCommand(llvm::ArrayRef<const char *> args, std::string &errors);
+
+} // namespace dlc
+
+#endif // DLC_DRIVER_COMPILECOMMAND_H

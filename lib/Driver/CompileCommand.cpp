@@ -1,0 +1,601 @@
+//===- CompileCommand.cpp - dlc-compile's command line
+//---------------------===//
+//
+// A driver over the same pipelines dlc-opt exposes one pass at a time:
+// import, legalize, optimize, form dispatches, generate code for the target,
+// plan memory and write the artifact. dlc-compile is this function; the
+// Python package calls it too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlc/Driver/CompileCommand.h"
+#include "dlc/Frontend/ONNX/Importer.h"
+#include "dlc/Pipelines/Pipelines.h"
+#include "dlc/Quantization/Quantize.h"
+#include "dlc/Target/TargetDescription.h"
+#include "dlc/Tools/Registration.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <mutex>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("dlc-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<model.onnx | model.onnxtxt>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o",
+                                       cl::desc("Output file (a directory "
+                                                "for one file per kernel)"),
+                                       cl::value_desc("path"), cl::init(""),
+                                       cl::cat(category));
+static cl::opt<std::string>
+    targetSpec("target",
+               cl::desc("cpu (this machine), cpu:<triple>[:+feature,...] "
+                        "(LLVM's feature names, e.g. +avx512vnni), "
+                        "vulkan[:+fp16,+fp64,+int8,+dot8,+subgroup,+int64] or "
+                        "cuda:sm_XX (default: cpu)"),
+               cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    cpuModel("cpu",
+             cl::desc("CPU targets: the processor to compile for (LLVM's "
+                      "names: znver4, skylake-avx512, cortex-a76, ...) "
+                      "instead of this machine's or a generic one"),
+             cl::init(""), cl::cat(category));
+static cl::opt<dlc::EmitKind> emitKind(
+    "emit", cl::desc("What to write"), cl::init(dlc::EmitKind::Artifact),
+    cl::values(
+        clEnumValN(dlc::EmitKind::MLIR, "mlir",
+                   "MLIR after the stage named by --stage"),
+        clEnumValN(dlc::EmitKind::Dispatches, "dispatches",
+                   "MLIR after dispatch formation"),
+        clEnumValN(dlc::EmitKind::PTX, "ptx",
+                   "PTX of all kernels, one module (cuda); -o DIR/: one "
+                   "module per kernel"),
+        clEnumValN(dlc::EmitKind::SPIRV, "spirv",
+                   "SPIR-V of a one-kernel model (vulkan); -o DIR/: one "
+                   "module per kernel"),
+        clEnumValN(dlc::EmitKind::Object, "obj",
+                   "a relocatable object with all kernels (cpu), for static "
+                   "linking"),
+        clEnumValN(dlc::EmitKind::Artifact, "artifact",
+                   "the .dlcx artifact (default)"),
+        clEnumValN(dlc::EmitKind::QDQONNX, "onnx",
+                   "the model as a rewrite left it: with --quantize the "
+                   "QDQ model, with --weights the model with MatMulNBits "
+                   "nodes, with --precision the 16-bit model (ONNX Runtime "
+                   "runs each)"),
+        clEnumValN(dlc::EmitKind::QDQONNX, "qdq-onnx",
+                   "the same as onnx (its first name)")),
+    cl::cat(category));
+static cl::opt<dlc::Stage> stopAfter(
+    "stage", cl::desc("With --emit=mlir: print the IR after this stage"),
+    cl::init(dlc::Stage::Codegen),
+    cl::values(clEnumValN(dlc::Stage::Import, "import", "the ONNX importer"),
+               clEnumValN(dlc::Stage::Legalize, "legalize",
+                          "ONNX to linalg/tensor/arith/math"),
+               clEnumValN(dlc::Stage::Optimize, "optimize",
+                          "graph-level optimization"),
+               clEnumValN(dlc::Stage::Dispatch, "dispatch",
+                          "dispatch formation"),
+               clEnumValN(dlc::Stage::Kernels, "kernels",
+                          "the kernels alone, before code generation (what "
+                          "dlc-opt's dlc-codegen-* pipelines take)"),
+               clEnumValN(dlc::Stage::Codegen, "codegen",
+                          "kernel code generation (default)")),
+    cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Pin an input's shape: name=d0,d1,... (repeatable)"),
+                cl::value_desc("name=dims"), cl::cat(category));
+
+namespace llvm {
+// Registers LLVM's own -stats option; declared in a private LLVM header.
+void initStatisticOptions();
+} // namespace llvm
+
+static cl::list<std::string> bindInputs(
+    "bind-input",
+    cl::desc("Fix an input's value at compile time: name=tensor.pb (an ONNX "
+             "TensorProto); the input becomes a constant (repeatable)"),
+    cl::value_desc("name=file"), cl::cat(category));
+
+static cl::opt<bool> splitInputFile(
+    "split-input-file",
+    cl::desc("Treat each chunk of the input between '# -----' lines as a "
+             "separate model (for tests); outputs are concatenated"),
+    cl::init(false), cl::cat(category));
+
+static cl::OptionCategory quantCategory("dlc-compile quantization options");
+static cl::opt<std::string> quantize(
+    "quantize",
+    cl::desc("Post-training quantization: int8 (per-channel int8 weights, "
+             "uint8 activations, calibrated on --calibration-data)"),
+    cl::value_desc("int8"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationData(
+    "calibration-data",
+    cl::desc("With --quantize: a folder with one sub-folder per sample, each "
+             "holding <input name>.npy for every graph input"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> calibrationMethod(
+    "calibration-method",
+    cl::desc("With --quantize: how ranges are chosen: minmax (default), "
+             "percentile[:P] (P% of the values inside; 99.99), entropy "
+             "(least KL divergence) or mse (least squared error)"),
+    cl::value_desc("method"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> quantReport(
+    "quant-report",
+    cl::desc("With --quantize: write every quantized layer's error against "
+             "float (SQNR, cosine) and the outputs' error to this JSON file"),
+    cl::value_desc("file.json"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> keepFloat(
+    "keep-float",
+    cl::desc("With --quantize: keep these nodes in float (name,name,...), or "
+             "auto:<error> to keep the most sensitive layers in float until "
+             "every output's relative RMS error against float is at most "
+             "<error>"),
+    cl::value_desc("names|auto:error"), cl::init(""), cl::cat(quantCategory));
+
+static cl::opt<std::string> weights(
+    "weights",
+    cl::desc("Weight-only quantization of MatMul and Gemm weights: "
+             "int4[:group=16|32|64|128|256][:sym|asym] (blocks along K, "
+             "default 32, asymmetric) or int8[:per-channel|group=G][:sym|"
+             "asym] (per channel: blocks of K up to 256); "
+             "--quant-report writes each layer's error, and with "
+             "--calibration-data the outputs' error against float"),
+    cl::value_desc("int4|int8[:...]"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string>
+    weightsSkip("weights-skip",
+                cl::desc("With --weights: leave these nodes' weights in float"),
+                cl::value_desc("name,name"), cl::init(""),
+                cl::cat(quantCategory));
+
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Mixed precision: fp16 or bf16 stores weights and activations "
+             "in 16 bits (float32 sums inside convolutions, matrix products, "
+             "reductions and normalizations; graph inputs and outputs stay "
+             "float32); --keep-float=name,... keeps nodes in float32; "
+             "--quant-report with --calibration-data writes the outputs' "
+             "error against float32. fp32: the model as it is (default)"),
+    cl::value_desc("fp32|fp16|bf16"), cl::init(""), cl::cat(quantCategory));
+
+/// --quant-report and --calibration-data for a rewrite (`flag`) whose
+/// report measures the outputs' error on the calibration data when given.
+template <typename Options>
+static std::string readReportOptions(const char *flag, Options &options) {
+  options.reportPath = quantReport;
+  options.calibrationDir = calibrationData;
+  if (!calibrationData.empty() && quantReport.empty())
+    return std::string(flag) +
+           " uses --calibration-data only for --quant-report";
+  return "";
+}
+
+/// Whether --precision asks for anything but the model's own float32.
+static bool lowersPrecision() {
+  return precision.getNumOccurrences() && precision != "fp32";
+}
+
+/// Checks --precision and its options; fills `options` when it lowers the
+/// precision. Returns an error message or "".
+static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
+  if (!lowersPrecision())
+    return "";
+  if (quantize.getNumOccurrences())
+    return "--precision=" + precision +
+           " does not go together with --quantize yet: 16-bit activations "
+           "around integer kernels are not supported";
+  if (weights.getNumOccurrences())
+    return "--precision=" + precision +
+           " does not go together with --weights yet: the weight-only "
+           "kernels read float32 activations";
+  if (calibrationMethod.getNumOccurrences())
+    return "--calibration-method is for --quantize";
+  if (splitInputFile)
+    return "--precision does not work with --split-input-file";
+  std::string error;
+  std::optional<dlc::PrecisionOptions> parsed =
+      dlc::parsePrecisionSpec(precision, error);
+  if (!parsed)
+    return error;
+  options = *parsed;
+  if (std::string error = readReportOptions("--precision", options);
+      !error.empty())
+    return error;
+  if (StringRef(keepFloat).starts_with("auto"))
+    return "--keep-float=auto is for --quantize; with --precision, name the "
+           "nodes to keep in float32";
+  SmallVector<StringRef> names;
+  StringRef(keepFloat).split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : names)
+    options.keepFloat.push_back(name.str());
+  return "";
+}
+
+/// Checks --weights and its options; fills `options` when --weights is
+/// given. Returns an error message or "".
+static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
+  if (!weights.getNumOccurrences()) {
+    if (weightsSkip.getNumOccurrences())
+      return "--weights-skip needs --weights";
+    return "";
+  }
+  if (quantize.getNumOccurrences())
+    return "--weights and --quantize do not go together: --quantize=int8 "
+           "quantizes weights and activations, --weights only weights";
+  for (cl::Option *o :
+       std::initializer_list<cl::Option *>{&calibrationMethod, &keepFloat})
+    if (o->getNumOccurrences())
+      return ("--" + o->ArgStr +
+              " is for --quantize; --weights takes "
+              "--weights-skip")
+          .str();
+  if (splitInputFile)
+    return "--weights does not work with --split-input-file";
+  std::string error;
+  std::optional<dlc::WeightOnlyOptions> parsed =
+      dlc::parseWeightsSpec(weights, error);
+  if (!parsed)
+    return error;
+  options = *parsed;
+  if (std::string error = readReportOptions("--weights", options);
+      !error.empty())
+    return error;
+  SmallVector<StringRef> names;
+  StringRef(weightsSkip).split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : names)
+    options.skip.push_back(name.str());
+  return "";
+}
+
+/// Checks the quantization options together; fills `options` when
+/// --quantize is given. Returns an error message or "".
+static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
+  bool quantizing = quantize.getNumOccurrences() > 0;
+  if (weights.getNumOccurrences() || (lowersPrecision() && !quantizing))
+    return "";
+  if (!quantizing) {
+    for (cl::Option *o : std::initializer_list<cl::Option *>{
+             &calibrationData, &calibrationMethod, &quantReport, &keepFloat})
+      if (o->getNumOccurrences())
+        return ("--" + o->ArgStr + " needs --quantize=int8" +
+                (o == &calibrationMethod ? "" : " or --precision=fp16|bf16"))
+            .str();
+    return "";
+  }
+  if (quantize != "int8")
+    return "--quantize=" + quantize +
+           ": unknown precision; dlc quantizes to int8";
+  if (calibrationData.empty())
+    return "--quantize=int8 needs --calibration-data=<dir> (one folder per "
+           "sample, each with <input name>.npy for every graph input)";
+  if (splitInputFile)
+    return "--quantize does not work with --split-input-file";
+  options.calibrationDir = calibrationData;
+  options.reportPath = quantReport;
+  std::string error;
+  if (!calibrationMethod.empty()) {
+    std::optional<dlc::CalibrationMethodSpec> method =
+        dlc::parseCalibrationMethod(calibrationMethod, error);
+    if (!method)
+      return error;
+    options.method = *method;
+  }
+  if (keepFloat.getNumOccurrences())
+    return dlc::parseKeepFloat(keepFloat, options);
+  return "";
+}
+
+/// Where the compile writes: stdout for "-"; for a file, a temporary next
+/// to it, renamed over it only once complete, so that a compile that fails
+/// or is killed (SIGPIPE when --stats is piped into head) never leaves a
+/// truncated artifact under the name.
+class OutputFile {
+public:
+  static std::unique_ptr<OutputFile> open(llvm::StringRef path,
+                                          std::string &error) {
+    auto out = std::unique_ptr<OutputFile>(new OutputFile());
+    out->path = path.str();
+    if (path == "-") {
+      out->stdoutFile = mlir::openOutputFile(path, &error);
+      return out->stdoutFile ? std::move(out) : nullptr;
+    }
+    if (llvm::sys::fs::is_directory(path)) {
+      error = ("cannot open output file '" + path + "': Is a directory").str();
+      return nullptr;
+    }
+    llvm::Expected<llvm::sys::fs::TempFile> temp =
+        llvm::sys::fs::TempFile::create(path + "-%%%%%%.tmp");
+    if (!temp) {
+      error = ("cannot open output file '" + path +
+               "': " + llvm::toString(temp.takeError()))
+                  .str();
+      return nullptr;
+    }
+    out->temp.emplace(std::move(*temp));
+    out->stream.emplace(out->temp->FD, /*shouldClose=*/false);
+    return out;
+  }
+  ~OutputFile() {
+    if (temp)
+      llvm::consumeError(temp->discard());
+  }
+  llvm::raw_ostream &os() {
+    return stdoutFile ? stdoutFile->os()
+                      : static_cast<llvm::raw_ostream &>(*stream);
+  }
+  /// Puts the output in place; returns false (with `error`) if it cannot.
+  bool keep(std::string &error) {
+    if (stdoutFile) {
+      stdoutFile->keep();
+      return true;
+    }
+    stream->flush();
+    if (stream->has_error()) {
+      error = "cannot write '" + path + "': " + stream->error().message();
+      return false;
+    }
+    stream.reset();
+    llvm::Error e = temp->keep(path);
+    temp.reset();
+    if (e) {
+      error = "cannot write '" + path + "': " + llvm::toString(std::move(e));
+      return false;
+    }
+    return true;
+  }
+
+private:
+  OutputFile() = default;
+  std::string path;
+  std::unique_ptr<llvm::ToolOutputFile> stdoutFile;
+  std::optional<llvm::sys::fs::TempFile> temp;
+  std::optional<llvm::raw_fd_ostream> stream;
+};
+
+static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
+  if (kind == dlc::EmitKind::MLIR || kind == dlc::EmitKind::Dispatches ||
+      kind == dlc::EmitKind::PTX)
+    return "-";
+  llvm::SmallString<256> path(input);
+  if (kind == dlc::EmitKind::QDQONNX) {
+    // model.onnx -> model.qdq.onnx (model.fp16.onnx), never the input
+    // itself.
+    llvm::sys::path::replace_extension(
+        path, lowersPrecision() ? precision + ".onnx" : "qdq.onnx");
+    return std::string(path);
+  }
+  llvm::sys::path::replace_extension(path, kind == dlc::EmitKind::SPIRV ? "spv"
+                                           : kind == dlc::EmitKind::Object
+                                               ? "o"
+                                               : "dlcx");
+  return std::string(path);
+}
+
+/// Keeps `output`: 0, or 1 after saying why it could not.
+static int kept(OutputFile &output, llvm::raw_ostream &errs) {
+  std::string error;
+  if (output.keep(error))
+    return 0;
+  errs << "dlc-compile: error: " << error << "\n";
+  return 1;
+}
+
+/// dlc's --stats; created once LLVM's own -stats has been renamed.
+static cl::opt<bool> *printStats = nullptr;
+
+/// Registers the passes and the options dlc-compile accepts besides its
+/// own, once per process.
+static void registerOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    dlc::registerAllPasses();
+    registerAsmPrinterCLOptions();
+    registerMLIRContextCLOptions();
+    registerPassManagerCLOptions();
+    registerDefaultTimingManagerCLOptions();
+    // dlc's --stats reports kernels and memory; LLVM's pass statistics stay
+    // available as --llvm-stats.
+    llvm::initStatisticOptions();
+    if (cl::Option *llvmStats = cl::getRegisteredOptions().lookup("stats"))
+      llvmStats->setArgStr("llvm-stats");
+    printStats = new cl::opt<bool>("stats",
+                                   cl::desc("Print ONNX nodes in -> kernels "
+                                            "out, arena bytes and compile "
+                                            "time"),
+                                   cl::init(false), cl::cat(category));
+    cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+      os << "dlc-compile " << dlc::getVersionString() << " (LLVM/MLIR "
+         << LLVM_VERSION_STRING << ")\n";
+    });
+    // --help lists dlc-compile's own options and MLIR's IR printing flags;
+    // LLVM's hundreds of backend options are still accepted but not listed.
+    static cl::OptionCategory irCategory("MLIR debugging options");
+    auto &registered = cl::getRegisteredOptions();
+    for (llvm::StringRef name :
+         {"mlir-print-ir-after-all", "mlir-print-ir-before-all",
+          "mlir-print-ir-after", "mlir-print-ir-before",
+          "mlir-print-ir-after-failure", "mlir-timing", "mlir-pass-statistics",
+          "mlir-disable-threading"})
+      if (cl::Option *option = registered.lookup(name))
+        option->addCategory(irCategory);
+    cl::HideUnrelatedOptions({&category, &quantCategory, &irCategory});
+  });
+}
+
+int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
+                           llvm::raw_ostream &errs) {
+  registerOnce();
+  // Every call starts from the defaults: a process may compile many times.
+  cl::ResetAllOptionOccurrences();
+  if (!cl::ParseCommandLineOptions(
+          static_cast<int>(args.size()), args.data(),
+          "dlc-compile: compile an ONNX model into a dlc artifact\n\n"
+          "  dlc-compile model.onnx --target=vulkan -o model.dlcx\n"
+          "  dlc-compile model.onnx --emit=mlir --stage=legalize\n",
+          &errs))
+    return 1;
+
+  llvm::Expected<dlc::TargetDescription> target =
+      dlc::TargetDescription::parse(targetSpec, cpuModel);
+  if (!target) {
+    errs << "dlc-compile: error: " << llvm::toString(target.takeError())
+         << "\n";
+    return 1;
+  }
+  dlc::ONNXImportOptions importOptions;
+  for (const std::string &spec : inputShapes) {
+    std::string error = dlc::parseInputShapeSpec(spec, importOptions);
+    if (!error.empty()) {
+      errs << "dlc-compile: error: " << error << "\n";
+      return 1;
+    }
+  }
+
+  for (const std::string &spec : bindInputs) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    if (name.empty() || file.empty()) {
+      errs << "dlc-compile: error: --bind-input '" << spec
+           << "' is not of the form name=file.pb\n";
+      return 1;
+    }
+    importOptions.boundInputs[name] = file.str();
+  }
+
+  DialectRegistry registry;
+  dlc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, errs);
+
+  dlc::CompileOptions options;
+  options.target = *target;
+  options.emit = emitKind;
+  options.stopAfter = emitKind == dlc::EmitKind::MLIR ? stopAfter.getValue()
+                                                      : dlc::Stage::Codegen;
+  options.printStats = *printStats;
+  options.importOptions = std::move(importOptions);
+  dlc::QuantizeOptions quantizeOptions;
+  if (std::string error = readQuantizeOptions(quantizeOptions);
+      !error.empty()) {
+    errs << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  dlc::WeightOnlyOptions weightOptions;
+  if (std::string error = readWeightsOptions(weightOptions); !error.empty()) {
+    errs << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  dlc::PrecisionOptions precisionOptions;
+  if (std::string error = readPrecisionOptions(precisionOptions);
+      !error.empty()) {
+    errs << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  bool weighting = weights.getNumOccurrences() > 0;
+  bool quantizing =
+      !quantizeOptions.calibrationDir.empty() || weighting || lowersPrecision();
+  // One of the model rewrites, if any, then what `emit` asks for.
+  auto runQuantizer = [&](llvm::raw_ostream &os) {
+    if (lowersPrecision())
+      return dlc::lowerPrecisionONNXFile(context, inputFile, options,
+                                         precisionOptions, os);
+    if (weighting)
+      return dlc::quantizeWeightsONNXFile(context, inputFile, options,
+                                          weightOptions, os);
+    return dlc::quantizeONNXFile(context, inputFile, options, quantizeOptions,
+                                 os);
+  };
+  if (!quantizing || emitKind != dlc::EmitKind::QDQONNX) {
+    // Refused before the model is read, let alone compiled.
+    if (std::string error = dlc::checkCompileOptions(options); !error.empty()) {
+      errs << "dlc-compile: error: " << error << "\n";
+      return 1;
+    }
+  }
+
+  std::string outputPath =
+      outputFile.empty() ? defaultOutput(inputFile, emitKind) : outputFile;
+  std::string error;
+  // -o DIR/ (or an existing directory) with --emit=spirv or --emit=ptx: one
+  // file per kernel there.
+  if ((emitKind == dlc::EmitKind::SPIRV || emitKind == dlc::EmitKind::PTX) &&
+      (llvm::StringRef(outputPath).ends_with("/") ||
+       llvm::sys::fs::is_directory(outputPath))) {
+    if (splitInputFile) {
+      errs << "dlc-compile: error: --split-input-file writes one "
+              "stream; it does not take an output directory\n";
+      return 1;
+    }
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath)) {
+      errs << "dlc-compile: error: cannot create '" << outputPath
+           << "': " << ec.message() << "\n";
+      return 1;
+    }
+    options.kernelDirectory = outputPath;
+    if (quantizing)
+      return failed(runQuantizer(llvm::nulls())) ? 1 : 0;
+    return failed(
+               dlc::compileONNXFile(context, inputFile, options, llvm::nulls()))
+               ? 1
+               : 0;
+  }
+  std::unique_ptr<OutputFile> output = OutputFile::open(outputPath, error);
+  if (!output) {
+    errs << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  if (quantizing) {
+    if (failed(runQuantizer(output->os())))
+      return 1;
+    return kept(*output, errs);
+  }
+  if (!splitInputFile) {
+    if (failed(dlc::compileONNXFile(context, inputFile, options, output->os())))
+      return 1;
+    return kept(*output, errs);
+  }
+  // Each chunk is compiled on its own; a failing chunk does not stop the
+  // others, but makes the exit status non-zero.
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(inputFile, &error);
+  if (!file) {
+    errs << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
+  llvm::SmallVector<llvm::StringRef> chunks;
+  file->getBuffer().split(chunks, "# -----");
+  bool ok = true;
+  for (auto [i, chunk] : llvm::enumerate(chunks)) {
+    std::string name = (inputFile + ":chunk" + llvm::Twine(i)).str();
+    ok &= succeeded(dlc::compileONNXBuffer(context, chunk, name,
+                                           /*isText=*/true, options,
+                                           output->os()));
+    if (i + 1 != chunks.size())
+      output->os() << "// -----\n";
+  }
+  int status = kept(*output, errs);
+  return ok ? status : 1;
+}
+
+int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
+                           std::string &errors) {
+  llvm::raw_string_ostream os(errors);
+  return runCompileCommand(args, os);
+}
