@@ -45,3 +45,29 @@ echo "pkg-config: $(pkg-config --cflags --libs dlc_runtime)" \
 "$work/run_model_pc" "$work/relu.dlcx" > "$work/pc.txt"
 cmp "$work/cmake.txt" "$work/pc.txt"
 echo "runtime_package_test: both builds ran the artifact alike"
+
+# Kernels linked into the program (the CPU driver's static mode): the object
+# and the kernel table (.kernels.c) that dlc-compile --emit=obj writes, with
+# run_model built -DDLC_STATIC_KERNELS, must print what the artifact's own
+# code prints; and another model's artifact must be refused by the object's
+# fingerprint (relu's one kernel is called main_k0_generic, as two-kernels'
+# first is: by name alone the wrong function would run).
+model="$root/test/tools/Inputs/two-kernels.onnxtxt"
+"$build/bin/dlc-compile" "$model" -o "$work/two.dlcx"
+"$build/bin/dlc-compile" "$model" --emit=obj -o "$work/two.o"
+[ -f "$work/two.kernels.c" ] || { echo "no two.kernels.c" >&2; exit 1; }
+# shellcheck disable=SC2046
+"$cc" -std=c99 -O2 -Wall -Wextra -Werror -DDLC_STATIC_KERNELS \
+  "$root/examples/run_model/main.c" "$work/two.kernels.c" "$work/two.o" \
+  -o "$work/run_model_static" $(pkg-config --cflags --libs dlc_runtime)
+"$work/run_model_pc" "$work/two.dlcx" > "$work/loaded.txt"
+"$work/run_model_static" "$work/two.dlcx" > "$work/linked.txt"
+cmp "$work/loaded.txt" "$work/linked.txt"
+if "$work/run_model_static" "$work/relu.dlcx" 2> "$work/missing.txt"; then
+  echo "run_model_static ran relu.dlcx without its kernels" >&2
+  exit 1
+fi
+grep -q "are not this artifact's" "$work/missing.txt" ||
+  { cat "$work/missing.txt" >&2; exit 1; }
+echo "runtime_package_test: linked kernels ran the artifact alike" \
+  "($(grep -c '^void ' "$work/two.kernels.c") kernels)"

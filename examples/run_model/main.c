@@ -13,6 +13,13 @@
  * runtime reads no DLC_* environment variable). The tests point it at a fake
  * libcuda.
  *
+ * Built with -DDLC_STATIC_KERNELS, it runs a CPU model whose kernels are
+ * linked into the program instead of loaded from the artifact (for systems
+ * without a dynamic loader): link the object and the kernel table that
+ *   dlc-compile model.onnx --emit=obj -o model.o   (writes model.kernels.c)
+ * write, and give it the artifact of the same model and target (the
+ * driver refuses any other, by the object's fingerprint).
+ *
  * Exit status 0 on success, 1 on any error (with the runtime's message).
  *===----------------------------------------------------------------------===*/
 
@@ -22,6 +29,14 @@
 
 #include "dlc/cuda_driver.h"
 #include "dlc/runtime.h"
+
+#ifdef DLC_STATIC_KERNELS
+#include "dlc/cpu_driver.h"
+/* Defined by the .kernels.c source dlc-compile --emit=obj writes. */
+extern const dlc_cpu_symbol_t dlc_kernels[];
+extern const size_t dlc_kernel_count;
+extern const uint64_t dlc_kernels_fingerprint;
+#endif
 
 /* Reports a failed call with the status and the runtime's reason; returns
  * 0 so that callers can `return fail(...)`. */
@@ -175,6 +190,9 @@ int main(int argc, char **argv) {
   dlc_status_t status;
   int ok = 0;
   uint32_t i;
+#ifdef DLC_STATIC_KERNELS
+  dlc_driver_t *static_driver = NULL;
+#endif
 
   memset(&cuda_options, 0, sizeof(cuda_options));
   cuda_options.struct_size = sizeof(cuda_options);
@@ -200,6 +218,20 @@ int main(int argc, char **argv) {
     fail("dlc_context_create", status, "");
     return 1;
   }
+#ifdef DLC_STATIC_KERNELS
+  /* Registered after the built-in CPU driver, so it takes CPU artifacts;
+   * it loads only the artifact compiled to the linked object. */
+  status =
+      dlc_cpu_driver_create_linked(NULL, dlc_kernels, dlc_kernel_count,
+                                   dlc_kernels_fingerprint, &static_driver);
+  if (status == DLC_OK)
+    status = dlc_context_register_driver(context, static_driver);
+  if (status != DLC_OK) {
+    fail("cannot register the linked kernels", status,
+         dlc_context_message(context));
+    goto done;
+  }
+#endif
   status = dlc_model_load_file(context, argv[1], &model_options, &model);
   if (status != DLC_OK) {
     fail("cannot load the model", status, dlc_context_message(context));
@@ -231,5 +263,8 @@ done:
   dlc_session_destroy(session);
   dlc_model_destroy(model);
   dlc_context_destroy(context);
+#ifdef DLC_STATIC_KERNELS
+  dlc_driver_destroy(static_driver); /* after the context that used it */
+#endif
   return ok ? 0 : 1;
 }

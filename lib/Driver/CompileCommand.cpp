@@ -115,6 +115,14 @@ static cl::list<std::string> bindInputs(
              "TensorProto); the input becomes a constant (repeatable)"),
     cl::value_desc("name=file"), cl::cat(category));
 
+static cl::opt<std::string> kernelTable(
+    "kernel-table",
+    cl::desc("With --emit=obj: where to write the C source of the kernel "
+             "table for the CPU driver's static mode (default: the "
+             "object's name with .kernels.c; none when the object goes to "
+             "stdout)"),
+    cl::value_desc("file.c"), cl::init(""), cl::cat(category));
+
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each chunk of the input between '# -----' lines as a "
@@ -534,6 +542,18 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
   std::string outputPath =
       outputFile.empty() ? defaultOutput(inputFile, emitKind) : outputFile;
   std::string error;
+  if (kernelTable.getNumOccurrences() && emitKind != dlc::EmitKind::Object) {
+    errs << "dlc-compile: error: --kernel-table is for --emit=obj\n";
+    return 1;
+  }
+  if (emitKind == dlc::EmitKind::Object) {
+    options.kernelTablePath = kernelTable;
+    if (kernelTable.empty() && outputPath != "-") {
+      llvm::SmallString<256> table(outputPath);
+      llvm::sys::path::replace_extension(table, "kernels.c");
+      options.kernelTablePath = std::string(table);
+    }
+  }
   // -o DIR/ (or an existing directory) with --emit=spirv or --emit=ptx: one
   // file per kernel there.
   if ((emitKind == dlc::EmitKind::SPIRV || emitKind == dlc::EmitKind::PTX) &&

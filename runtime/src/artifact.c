@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-#define DLC_SECTION_KIND_MAX DLCX_SECTION_KERNEL_ARGS
+#define DLC_SECTION_KIND_MAX DLCX_SECTION_CPU_CODE_ID
 
 typedef struct dlc_validator_t {
   const uint8_t *data;
@@ -58,11 +58,11 @@ static int dlc_ranges_overlap(uint64_t a, uint64_t a_size, uint64_t b,
 }
 
 static const char *dlc_section_name(uint32_t kind) {
-  static const char *const names[] = {"?",          "STRINGS",  "TENSORS",
-                                      "KERNELS",    "LAUNCHES", "BINDINGS",
-                                      "IO",         "CODE",     "CONSTANTS",
-                                      "MODEL",      "CUBIN",    "KERNEL_LIMITS",
-                                      "KERNEL_ARGS"};
+  static const char *const names[] = {
+      "?",           "STRINGS",    "TENSORS", "KERNELS",
+      "LAUNCHES",    "BINDINGS",   "IO",      "CODE",
+      "CONSTANTS",   "MODEL",      "CUBIN",   "KERNEL_LIMITS",
+      "KERNEL_ARGS", "CPU_CODE_ID"};
   return kind <= DLC_SECTION_KIND_MAX ? names[kind] : "?";
 }
 
@@ -589,6 +589,21 @@ dlc_status_t dlc_artifact_validate(const uint8_t *data, uint64_t size,
   if (s) {
     a->cubin = data + s->offset;
     a->cubin_size = s->size;
+  }
+  if ((s = by_kind[DLCX_SECTION_CPU_CODE_ID]) != NULL) {
+    if (a->header->target != DLCX_TARGET_CPU)
+      return dlc_invalid(&v, "a CPU_CODE_ID section in a %s artifact",
+                         dlc_target_name(a->header->target));
+    if (a->header->version_minor < 3)
+      return dlc_invalid(&v,
+                         "a CPU_CODE_ID section in a version 1.%u artifact "
+                         "(it exists since 1.3)",
+                         (unsigned)a->header->version_minor);
+    if (s->size != sizeof(uint64_t))
+      return dlc_invalid(
+          &v, "CPU_CODE_ID section is %" PRIu64 " bytes, expected 8", s->size);
+    memcpy(&a->cpu_code_id, data + s->offset, sizeof(uint64_t));
+    a->has_cpu_code_id = 1;
   }
 
   s = by_kind[DLCX_SECTION_MODEL];

@@ -20,6 +20,8 @@ struct dlc_ab_t {
   dlc_ab_buffer_t strings, tensors, kernels, launches, bindings, code,
       constants, inputs, outputs, cubin, loop_iterations;
   int has_cubin;
+  int has_code_id;
+  dlc_ab_buffer_t code_id;
 };
 
 static void *dlc_ab_check(void *ptr) {
@@ -63,10 +65,10 @@ dlc_ab_t *dlc_ab_create(uint32_t target, uint64_t target_features) {
 }
 
 void dlc_ab_destroy(dlc_ab_t *b) {
-  dlc_ab_buffer_t *buffers[] = {&b->strings,   &b->tensors,        &b->kernels,
-                                &b->launches,  &b->bindings,       &b->code,
-                                &b->constants, &b->inputs,         &b->outputs,
-                                &b->cubin,     &b->loop_iterations};
+  dlc_ab_buffer_t *buffers[] = {
+      &b->strings,  &b->tensors, &b->kernels,         &b->launches,
+      &b->bindings, &b->code,    &b->constants,       &b->inputs,
+      &b->outputs,  &b->cubin,   &b->loop_iterations, &b->code_id};
   size_t i;
   for (i = 0; i < sizeof(buffers) / sizeof(buffers[0]); ++i)
     free(buffers[i]->data);
@@ -190,6 +192,11 @@ void dlc_ab_cubin(dlc_ab_t *b, const void *data, uint64_t size) {
   b->header.target_features |= DLCX_FEATURE_CUDA_CUBIN;
 }
 
+void dlc_ab_cpu_code_id(dlc_ab_t *b, const void *data, uint64_t size) {
+  dlc_ab_append(&b->code_id, data, (size_t)size);
+  b->has_code_id = 1;
+}
+
 void dlc_ab_launch(dlc_ab_t *b, uint32_t kernel, const uint32_t *tensors,
                    uint32_t tensor_count, uint32_t gx, uint32_t gy,
                    uint32_t gz) {
@@ -253,12 +260,12 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   dlc_ab_buffer_t io = {NULL, 0, 0};
   dlc_ab_buffer_t out = {NULL, 0, 0};
   dlc_ab_buffer_t grids = {NULL, 0, 0}, args = {NULL, 0, 0};
-  dlcx_section_t sections[12];
+  dlcx_section_t sections[13];
   struct {
     uint32_t kind;
     const dlc_ab_buffer_t *content;
-  } parts[12];
-  uint32_t count = b->has_cubin ? 12 : 11;
+  } parts[13];
+  uint32_t count = 11;
   dlc_ab_buffer_t model = {NULL, 0, 0};
   uint32_t i;
   void *aligned;
@@ -279,7 +286,11 @@ void dlc_ab_finish(dlc_ab_t *b, uint8_t **out_data, size_t *out_size) {
   parts[8].kind = DLCX_SECTION_KERNEL_ARGS, parts[8].content = &args;
   parts[9].kind = DLCX_SECTION_CODE, parts[9].content = &b->code;
   parts[10].kind = DLCX_SECTION_CONSTANTS, parts[10].content = &b->constants;
-  parts[11].kind = DLCX_SECTION_CUBIN, parts[11].content = &b->cubin;
+  if (b->has_cubin)
+    parts[count].kind = DLCX_SECTION_CUBIN, parts[count++].content = &b->cubin;
+  if (b->has_code_id)
+    parts[count].kind = DLCX_SECTION_CPU_CODE_ID,
+    parts[count++].content = &b->code_id;
 
   b->header.magic = DLCX_MAGIC;
   b->header.version_major = DLCX_VERSION_MAJOR;

@@ -51,6 +51,8 @@ void dlc_ab_kernel_workgroup(dlc_ab_t *builder, uint32_t kernel, uint32_t x,
  * DLCX_FEATURE_CUDA_CUBIN). */
 void dlc_ab_target_sm(dlc_ab_t *builder, uint32_t sm);
 void dlc_ab_cubin(dlc_ab_t *builder, const void *data, uint64_t size);
+/* The CPU_CODE_ID section (8 bytes in a valid artifact). */
+void dlc_ab_cpu_code_id(dlc_ab_t *builder, const void *data, uint64_t size);
 void dlc_ab_launch(dlc_ab_t *builder, uint32_t kernel, const uint32_t *tensors,
                    uint32_t tensor_count, uint32_t gx, uint32_t gy,
                    uint32_t gz);

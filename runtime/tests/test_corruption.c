@@ -298,7 +298,7 @@ RULE(io_constant, v->io[3] = 6)
 static void test_rules(void) {
   const dlc_status_t invalid = DLC_ERROR_INVALID_ARTIFACT;
   expect(bad_magic, 0, invalid, "magic is 0x464c457f");
-  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.2");
+  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.3");
   expect(new_minor, 0, DLC_ERROR_UNSUPPORTED, "is not supported");
   expect(bad_header_size, 1, invalid, "header_size is 72");
   expect(bad_file_size, 1, invalid, "file_size is");
@@ -401,6 +401,41 @@ static void test_cubin_rules(void) {
   dlc_ab_free(data);
 }
 
+/* The CPU_CODE_ID section: CPU only, since 1.3, eight bytes. */
+static void test_code_id_rules(void) {
+  static const uint64_t id[2] = {0x1234, 0};
+  static const struct {
+    uint32_t target, minor;
+    uint64_t bytes;
+    const char *message;
+  } cases[] = {
+      {DLCX_TARGET_VULKAN, DLCX_VERSION_MINOR, 8,
+       "a CPU_CODE_ID section in a vulkan artifact"},
+      {DLCX_TARGET_CPU, 2, 8,
+       "a CPU_CODE_ID section in a version 1.2 artifact"},
+      {DLCX_TARGET_CPU, DLCX_VERSION_MINOR, 4,
+       "CPU_CODE_ID section is 4 bytes, expected 8"},
+      {DLCX_TARGET_CPU, DLCX_VERSION_MINOR, 16,
+       "CPU_CODE_ID section is 16 bytes, expected 8"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    uint8_t *data;
+    size_t size;
+    dlc_ab_t *b = dlc_ab_create(
+        cases[i].target,
+        cases[i].target == DLCX_TARGET_CPU ? dlc_test_host_isa() : 0);
+    dlc_ab_cpu_code_id(b, id, cases[i].bytes);
+    dlc_ab_finish(b, &data, &size);
+    dlc_ab_destroy(b);
+    ((dlcx_header_t *)data)->version_minor = (uint16_t)cases[i].minor;
+    dlc_ab_reseal(data, size);
+    CHECK(try_load(g_stub, data, size, 0) == DLC_ERROR_INVALID_ARTIFACT);
+    CHECK_CONTAINS(dlc_context_message(g_stub), cases[i].message);
+    dlc_ab_free(data);
+  }
+}
+
 int main(void) {
   dlc_driver_t stub;
   dlc_test_chain_t chain;
@@ -423,6 +458,7 @@ int main(void) {
 
   test_rules();
   test_cubin_rules();
+  test_code_id_rules();
   test_truncations();
   test_bit_flips();
   test_field_values();

@@ -79,6 +79,8 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
   dlc_ab_input(b, y);
   dlc_ab_output(b, out);
   dlc_ab_output(b, hits);
+  if (chain->has_code_id)
+    dlc_ab_cpu_code_id(b, &chain->code_id, sizeof(chain->code_id));
   dlc_ab_finish(b, out_data, out_size);
   dlc_ab_destroy(b);
 }

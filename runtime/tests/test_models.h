@@ -25,6 +25,9 @@ typedef struct dlc_test_chain_t {
   /* Nonzero: the reverse launch is one workgroup (dlc_test_reverse_all)
    * between launches of `grid`, as a small kernel between large ones. */
   int serial_reverse;
+  /* Nonzero: a CPU_CODE_ID section holding `code_id`. */
+  int has_code_id;
+  uint64_t code_id;
 } dlc_test_chain_t;
 
 void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,

@@ -540,6 +540,77 @@ static void test_static_driver(void) {
   dlc_ab_free(data);
 }
 
+/* The linked mode: kernels resolved by name, and the artifact checked
+ * against the fingerprint of the object they came from. */
+static void test_linked_driver(void) {
+  static const dlc_cpu_symbol_t symbols[] = {
+      {"dlc_test_add", dlc_test_add},
+      {"dlc_test_reverse", dlc_test_reverse},
+      {"dlc_test_scale", dlc_test_scale},
+      {"dlc_test_zero", dlc_test_zero},
+      {"dlc_test_count", dlc_test_count}};
+  const uint64_t fingerprint = 0x0123456789abcdefull;
+  dlc_test_chain_t chain;
+  dlc_context_t *context = NULL;
+  dlc_driver_t *driver = NULL;
+  dlc_model_t *model = NULL;
+  dlc_session_t *session;
+  uint8_t *data;
+  size_t size;
+
+  CHECK_OK(dlc_cpu_driver_create_linked(NULL, symbols, 5, fingerprint, &driver),
+           "");
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(dlc_context_register_driver(context, driver),
+           dlc_context_message(context));
+  memset(&chain, 0, sizeof(chain));
+  chain.code = g_code;
+  chain.code_size = g_code_size;
+  chain.grid[0] = 10, chain.grid[1] = 10, chain.grid[2] = 10;
+  chain.scale = 3.0f;
+
+  /* The artifact of the linked object: loads and runs. */
+  chain.has_code_id = 1;
+  chain.code_id = fingerprint;
+  dlc_test_build_chain(&chain, &data, &size);
+  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
+           dlc_context_message(context));
+  session = make_session(model, 2, 0);
+  run_and_check_chain(session, 1000, 5);
+  dlc_session_destroy(session);
+  dlc_model_destroy(model);
+  dlc_ab_free(data);
+
+  /* Another object's artifact, although every kernel name resolves. */
+  chain.code_id = fingerprint + 1;
+  dlc_test_build_chain(&chain, &data, &size);
+  CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model),
+               DLC_ERROR_INVALID_ARGUMENT, dlc_context_message(context));
+  CHECK_CONTAINS(dlc_context_message(context), "are not this artifact's");
+  CHECK_CONTAINS(dlc_context_message(context), "0x0123456789abcdf0");
+  dlc_ab_free(data);
+
+  /* No fingerprint to compare: refused. */
+  chain.has_code_id = 0;
+  dlc_test_build_chain(&chain, &data, &size);
+  CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model),
+               DLC_ERROR_INVALID_ARGUMENT, dlc_context_message(context));
+  CHECK_CONTAINS(dlc_context_message(context), "no CPU code fingerprint");
+  dlc_ab_free(data);
+  dlc_context_destroy(context);
+  dlc_driver_destroy(driver);
+
+  /* The dlopen driver loads it as any artifact. */
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  chain.has_code_id = 1;
+  dlc_test_build_chain(&chain, &data, &size);
+  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
+           dlc_context_message(context));
+  dlc_model_destroy(model);
+  dlc_ab_free(data);
+  dlc_context_destroy(context);
+}
+
 static void test_driver_errors(void) {
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
@@ -717,6 +788,7 @@ int main(void) {
   test_allocations();
   test_concurrent_sessions();
   test_static_driver();
+  test_linked_driver();
   test_driver_errors();
   test_quantized_info();
   test_many_models();

@@ -42,6 +42,10 @@ struct CompileOptions {
   /// directory, named after the kernel (`<name>.spv`, `<name>.ptx`), each a
   /// complete module, instead of the output stream.
   std::string kernelDirectory;
+  /// With EmitKind::Object: also write the C source of the kernel table
+  /// that the CPU driver's static mode takes (dlc_cpu_driver_create_static)
+  /// to this path, so that no table is written by hand.
+  std::string kernelTablePath;
 };
 
 /// Why `options` cannot be compiled as asked before anything runs (an

@@ -43,6 +43,11 @@ struct KernelBinary {
   uint64_t features = 0; ///< dlcx_feature_t bits the code needs
   /// CUDA: the kernels assembled by ptxas for the target's sm (may be empty).
   std::string cubin;
+  /// CPU: dlcx_checksum of the relocatable object of all kernels (what
+  /// --emit=obj writes and the shared object is linked from): the
+  /// artifact's CPU_CODE_ID, and the fingerprint of --emit=obj's kernel
+  /// table. 0 for GPU targets.
+  uint64_t cpuCodeId = 0;
 };
 
 /// The target-independent part of kernel code generation: fuse elementwise

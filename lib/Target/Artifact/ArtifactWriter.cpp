@@ -507,6 +507,9 @@ std::string Writer::layOut() const {
   addTable(DLCX_SECTION_CONSTANTS, constants.data(), constants.size());
   if (!binary.cubin.empty())
     addTable(DLCX_SECTION_CUBIN, binary.cubin.data(), binary.cubin.size());
+  if (target.kind == TargetKind::CPU)
+    addTable(DLCX_SECTION_CPU_CODE_ID, &binary.cpuCodeId,
+             sizeof(binary.cpuCodeId));
 
   dlcx_header_t header;
   std::memset(&header, 0, sizeof(header));

@@ -375,6 +375,8 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   }
   uint64_t isa = isaFeature(llvm::Triple(target.triple));
   out.features = isa | extensionFeatures(*tm, isa);
+  out.cpuCodeId = dlcx_checksum(
+      reinterpret_cast<const uint8_t *>(object.data()), object.size());
   if (relocatable) {
     out.code = object.str().str();
   } else if (failed(linkSharedObject(loc, object.str(), out.code))) {

@@ -28,7 +28,7 @@ extern "C" {
 
 #define DLCX_MAGIC 0x58434c44u /* "DLCX" read as a little-endian u32 */
 #define DLCX_VERSION_MAJOR 1u
-#define DLCX_VERSION_MINOR 2u
+#define DLCX_VERSION_MINOR 3u
 #define DLCX_ALIGNMENT 64u
 /* Lanes that share a row reduction in kernels of the VK_SUBGROUP feature
  * (their xor shuffles must stay inside one subgroup): devices need
@@ -228,6 +228,13 @@ typedef enum dlcx_section_kind_e {
    * in order (kernel 0's binding_count entries first): the bytes the kernel
    * reads or writes through that buffer. */
   DLCX_SECTION_KERNEL_ARGS = 12,
+  /* Since 1.3, optional, CPU artifacts only (dlc-compile writes it): one
+   * uint64_t, the dlcx_checksum of the relocatable object that the CODE
+   * section's shared object was linked from -- the object `dlc-compile
+   * --emit=obj` writes for the same model and target. The CPU driver's
+   * linked mode (dlc_cpu_driver_create_linked) loads an artifact only when
+   * this equals the fingerprint of the kernels linked into the program. */
+  DLCX_SECTION_CPU_CODE_ID = 13,
 } dlcx_section_kind_t;
 
 typedef enum dlcx_storage_e {

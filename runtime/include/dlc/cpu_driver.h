@@ -47,6 +47,19 @@ dlc_status_t dlc_cpu_driver_create_static(const dlc_allocator_t *allocator,
                                           size_t symbol_count,
                                           dlc_driver_t **out_driver);
 
+/* The static driver for kernels dlc-compile compiled: the object and the
+ * kernel table source (`dlc_kernels`, `dlc_kernel_count`,
+ * `dlc_kernels_fingerprint`) that `dlc-compile --emit=obj` writes. Kernel
+ * names repeat across models (main_k0_...), so a name alone does not show
+ * that a linked function is the artifact's kernel: a model load fails,
+ * saying so, unless the artifact's CPU code fingerprint (format 1.3)
+ * equals `fingerprint`, i.e. it was compiled to the same object. */
+dlc_status_t dlc_cpu_driver_create_linked(const dlc_allocator_t *allocator,
+                                          const dlc_cpu_symbol_t *symbols,
+                                          size_t symbol_count,
+                                          uint64_t fingerprint,
+                                          dlc_driver_t **out_driver);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -90,6 +90,9 @@ typedef struct dlc_artifact_t {
   uint64_t cubin_size;
   /* Since 1.2 (NULL before): one entry per kernel. */
   const dlcx_kernel_limits_t *kernel_limits;
+  /* Since 1.3: the CPU_CODE_ID section's fingerprint, when present. */
+  int has_cpu_code_id;
+  uint64_t cpu_code_id;
 } dlc_artifact_t;
 
 /*===--- the vtable ----------------------------------------------------===*/

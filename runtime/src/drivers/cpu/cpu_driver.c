@@ -45,6 +45,9 @@ typedef struct dlc_cpu_driver_state_t {
   const dlc_cpu_symbol_t *symbols; /* static driver only */
   size_t symbol_count;
   int is_static;
+  /* Linked mode: the kernels' object fingerprint, checked at load. */
+  int check_code_id;
+  uint64_t code_id;
 } dlc_cpu_driver_state_t;
 
 /* One loaded code blob; kernels usually all share one. */
@@ -280,6 +283,21 @@ static dlc_status_t dlc_cpu_model_prepare(const dlc_driver_t *driver,
   if (status != DLC_OK)
     return status;
 
+  if (state->check_code_id && !artifact->has_cpu_code_id)
+    return dlc_message_set(message, DLC_ERROR_INVALID_ARGUMENT,
+                           "the artifact has no CPU code fingerprint (written "
+                           "since format 1.3), so nothing shows that the "
+                           "kernels linked into this program are its own; "
+                           "recompile it with this dlc-compile");
+  if (state->check_code_id && artifact->cpu_code_id != state->code_id)
+    return dlc_message_set(
+        message, DLC_ERROR_INVALID_ARGUMENT,
+        "the kernels linked into this program (object fingerprint "
+        "0x%016" PRIx64 ") are not this artifact's (0x%016" PRIx64
+        "): it was compiled from another model, for another target or with "
+        "other options; link the object and kernel table that dlc-compile "
+        "--emit=obj writes for it",
+        state->code_id, artifact->cpu_code_id);
   model =
       (dlc_cpu_model_t *)allocator->alloc(allocator->self, sizeof(*model), 16);
   if (!model)
@@ -606,4 +624,20 @@ dlc_status_t dlc_cpu_driver_create_static(const dlc_allocator_t *allocator,
                                           size_t symbol_count,
                                           dlc_driver_t **out_driver) {
   return dlc_cpu_driver_new(allocator, symbols, symbol_count, 1, out_driver);
+}
+
+dlc_status_t dlc_cpu_driver_create_linked(const dlc_allocator_t *allocator,
+                                          const dlc_cpu_symbol_t *symbols,
+                                          size_t symbol_count,
+                                          uint64_t fingerprint,
+                                          dlc_driver_t **out_driver) {
+  dlc_status_t status =
+      dlc_cpu_driver_new(allocator, symbols, symbol_count, 1, out_driver);
+  if (status == DLC_OK) {
+    dlc_cpu_driver_state_t *state =
+        (dlc_cpu_driver_state_t *)(*out_driver)->self;
+    state->check_code_id = 1;
+    state->code_id = fingerprint;
+  }
+  return status;
 }
