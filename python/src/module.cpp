@@ -140,11 +140,10 @@ public:
   /// while the model runs.
   void run(const std::vector<Array> &inputs,
            const std::vector<Array> &outputs) {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(busy);
     setInputs(inputs);
-    {
-      nb::gil_scoped_release release;
-      runOnce();
-    }
+    runOnce();
     getOutputs(outputs);
   }
 
@@ -152,10 +151,11 @@ public:
   /// each timed run in nanoseconds.
   std::vector<int64_t> bench(const std::vector<Array> &inputs, uint32_t count,
                              uint32_t warmup) {
-    setInputs(inputs);
     std::vector<int64_t> times;
     times.reserve(count);
     nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(busy);
+    setInputs(inputs);
     for (uint32_t i = 0; i < warmup; ++i)
       runOnce();
     for (uint32_t i = 0; i < count; ++i) {
@@ -169,7 +169,8 @@ public:
   }
 
   /// The last run's per-launch timings (with profile=True).
-  std::vector<std::tuple<std::string, uint64_t, uint64_t>> timings() const {
+  std::vector<std::tuple<std::string, uint64_t, uint64_t>> timings() {
+    std::lock_guard<std::mutex> lock(busy);
     const dlc_kernel_timing_t *t = nullptr;
     uint32_t count = 0;
     dlc_status_t status = dlc_session_timings(session, &t, &count);
@@ -219,6 +220,9 @@ private:
     }
   }
 
+  /// A session runs one call at a time: Python threads that share it (the
+  /// GIL is released while it runs) take turns.
+  std::mutex busy;
   void *data = nullptr;
   size_t size = 0;
   dlc_context_t *context = nullptr;

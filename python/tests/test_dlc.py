@@ -296,3 +296,32 @@ def test_installed_package_runs_outside_the_build(tmp_path, model_file):
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "(1, 4)"
+
+
+def test_one_session_shared_by_threads(model_file):
+    """Runs release the GIL; threads sharing a session take turns, so each
+    gets the outputs of its own inputs."""
+    session = dlc.Session(dlc.compile(model_file,
+                                      input_shapes={"x": [64, 3, 16, 16]}),
+                          threads=1)
+    rng = np.random.default_rng(9)
+    xs = [rng.standard_normal((64, 3, 16, 16)).astype(np.float32)
+          for _ in range(4)]
+    want = [session.run({"x": x})["y"] for x in xs]
+    got, errors = {}, []
+
+    def work(i):
+        try:
+            for _ in range(25):
+                y = session.run({"x": xs[i]})["y"]
+                if not np.array_equal(y, want[i]):
+                    errors.append(i)
+            got[i] = True
+        except Exception as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(got) == 4
