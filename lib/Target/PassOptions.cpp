@@ -2,6 +2,7 @@
 
 #include "dlc/Target/PassOptions.h"
 
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 
 mlir::LogicalResult dlc::applyCommandLinePassOptions(mlir::PassManager &pm) {
@@ -9,5 +10,9 @@ mlir::LogicalResult dlc::applyCommandLinePassOptions(mlir::PassManager &pm) {
   if (!llvm::cl::getRegisteredOptions().count(
           "mlir-pass-pipeline-crash-reproducer"))
     return mlir::success();
+  // --mlir-timing: each pass manager reports its passes' times when it is
+  // destroyed (dlc-compile runs several: the front half, then per target).
+  if (llvm::cl::getRegisteredOptions().count("mlir-timing"))
+    mlir::applyDefaultTimingPassManagerCLOptions(pm);
   return mlir::applyPassManagerCLOptions(pm);
 }
