@@ -67,11 +67,30 @@ mkdir -p "$build/fuzz/artifacts"
 # LeakSanitizer off: the ONNX library's operator schemas and MLIR's uniqued
 # storage live until exit by design, and one context serves the whole run.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+# The targets run side by side (each fuzzer is one process on one core),
+# each into its own log: its last lines when it passes, all of it when it
+# fails.
+pids=()
 for t in "${targets[@]}"; do
   mkdir -p "$build/fuzz/$t"
   echo "fuzz_compiler.sh: dlc-fuzz-$t ${limit[*]}"
   "$build/bin/dlc-fuzz-$t" "${limit[@]}" -max_len=262144 -timeout=60 \
     -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$build/fuzz/artifacts/$t-" "${extra[@]}" \
-    "$build/fuzz/$t" "$seeds"
+    "$build/fuzz/$t" "$seeds" > "$build/fuzz/$t.log" 2>&1 &
+  pids+=($!)
 done
+status=0
+for i in "${!targets[@]}"; do
+  t=${targets[$i]}
+  if wait "${pids[$i]}"; then
+    echo "fuzz_compiler.sh: dlc-fuzz-$t passed ($build/fuzz/$t.log):"
+    tail -n 8 "$build/fuzz/$t.log"
+  else
+    status=1
+    cat "$build/fuzz/$t.log"
+    echo "fuzz_compiler.sh: dlc-fuzz-$t FAILED (log above;" \
+      "crashing inputs in $build/fuzz/artifacts)" >&2
+  fi
+done
+exit "$status"

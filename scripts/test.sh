@@ -11,12 +11,17 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DLC_BUILD_DIR:-$root/build}
 start=$(date +%s)
+# Where the time goes: each phase's start, in seconds since this one's.
+phase() { echo "test.sh: [$(( $(date +%s) - start )) s] $*"; }
 
+phase setup
 "$root/scripts/setup.sh"
+phase build
 "$root/scripts/build.sh"
 
 # The runtime once more on its own, with only a C compiler and under
 # AddressSanitizer + UndefinedBehaviorSanitizer (its fuzz target included).
+phase runtime under ASan and UBSan
 asan="$build/runtime-asan"
 if [ ! -f "$asan/build.ninja" ]; then
   CC=clang-22 cmake -G Ninja -S "$root/runtime" -B "$asan" \
@@ -28,6 +33,7 @@ ctest --test-dir "$asan" --output-on-failure -j"${DLC_JOBS:-$(nproc)}"
 
 # The CPU driver's thread pools under ThreadSanitizer: the runtime test,
 # whose sessions of one model run concurrently on pools of 1 to 3 threads.
+phase runtime under TSan
 tsan="$build/runtime-tsan"
 if [ ! -f "$tsan/build.ninja" ]; then
   CC=clang-22 cmake -G Ninja -S "$root/runtime" -B "$tsan" \
@@ -50,16 +56,21 @@ sanitized_node_tests='^test_(conv_|convtranspose|gemm_|matmul|maxpool_2d|'\
 'qlinearmatmul|einsum|lstm|gru|rnn|if|loop|scan|where|expand|pad|topk|'\
 'split_|argmax|cumsum|erf|gelu|instancenorm|lrn|depthtospace|nonzero|range|'\
 'tile|clip|relu|sigmoid|add|mul|div|pow)'
+phase sanitizer build
 "$root/scripts/build.sh" --sanitize
 sanitize="$build/sanitize"
 "$sanitize/bin/dlc-unittests" --gtest_brief=1
+phase sanitizer lit
 "${LLVM_LIT:-/usr/lib/llvm-22/bin/lit}" -sv "$sanitize/test"
+phase sanitizer node tests
 PYTHONPATH="$root" "${DLC_VENV:-$HOME/.cache/dlc/venv}/bin/python" -m scripts.node_tests \
   --build "$sanitize" --targets cpu --jobs "${DLC_JOBS:-$(nproc)}" \
   --filter "$sanitized_node_tests"
 # A fixed seed and count: the same inputs on every run (a crash found by a
 # longer run is fixed first, then its seed changes nothing here).
+phase fuzzing
 "$root/scripts/fuzz_compiler.sh" --runs 20000 -- -seed=1
 
+phase ctest
 ctest --test-dir "$build" --output-on-failure -j"${DLC_JOBS:-$(nproc)}"
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"
