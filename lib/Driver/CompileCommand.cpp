@@ -123,6 +123,17 @@ static cl::opt<std::string> kernelTable(
              "stdout)"),
     cl::value_desc("file.c"), cl::init(""), cl::cat(category));
 
+static cl::opt<std::string> report(
+    "report",
+    cl::desc("Also write an HTML page of what the compile did: the ONNX "
+             "nodes coloured by kernel, the kernels, the arena over time"),
+    cl::value_desc("file.html"), cl::init(""), cl::cat(category));
+static cl::opt<std::string> reportProfile(
+    "report-profile",
+    cl::desc("With --report: add the kernel times of this dlc-run --profile "
+             "trace (of the artifact this command writes)"),
+    cl::value_desc("trace.json"), cl::init(""), cl::cat(category));
+
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each chunk of the input between '# -----' lines as a "
@@ -500,6 +511,17 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
                                                       : dlc::Stage::Codegen;
   options.printStats = *printStats;
   options.importOptions = std::move(importOptions);
+  if (reportProfile.getNumOccurrences() && report.empty()) {
+    errs << "dlc-compile: error: --report-profile needs --report\n";
+    return 1;
+  }
+  if (!report.empty() && splitInputFile) {
+    errs << "dlc-compile: error: --report describes one model; it does not "
+            "work with --split-input-file\n";
+    return 1;
+  }
+  options.reportPath = report;
+  options.reportProfilePath = reportProfile;
   dlc::QuantizeOptions quantizeOptions;
   if (std::string error = readQuantizeOptions(quantizeOptions);
       !error.empty()) {

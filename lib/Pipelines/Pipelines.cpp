@@ -2,6 +2,7 @@
 
 #include "dlc/Pipelines/Pipelines.h"
 #include "dlc/Pipelines/CompileModel.h"
+#include "dlc/Pipelines/Report.h"
 #include "dlc/Pipelines/WeightSparsity.h"
 
 #include "dlc/Codegen/Passes.h"
@@ -384,6 +385,13 @@ std::string dlc::checkCompileOptions(const CompileOptions &options) {
       return (llvm::Twine("--emit=") + c.flag + " needs a " + c.target +
               " target, not " + options.target.str())
           .str();
+  if (!options.reportPath.empty() && options.emit != EmitKind::Artifact)
+    return "--report describes an artifact; it does not go with --emit=" +
+           std::string(options.emit == EmitKind::MLIR         ? "mlir"
+                       : options.emit == EmitKind::Dispatches ? "dispatches"
+                       : options.emit == EmitKind::PTX        ? "ptx"
+                       : options.emit == EmitKind::SPIRV      ? "spirv"
+                                                              : "obj");
   if (!options.kernelDirectory.empty() && options.emit != EmitKind::SPIRV &&
       options.emit != EmitKind::PTX)
     return "one file per kernel (an output directory) is for --emit=spirv "
@@ -536,10 +544,10 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     return writePTXFiles(*kernels, options);
   KernelArithmetic arith;
   KernelNodes kernelNodes;
-  if (options.printStats) {
+  if (options.printStats)
     arith = classifyKernels(*module, *kernels);
+  if (options.printStats || !options.reportPath.empty())
     kernelNodes = collectKernelNodes(*kernels);
-  }
   KernelBinary binary;
   switch (target.kind) {
   case TargetKind::CPU:
@@ -597,6 +605,31 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     printStats(stats, arith, kernelNodes, binary, seconds, target,
                llvm::errs());
     printWeightSparsity(sparsity, llvm::errs());
+  }
+  if (!options.reportPath.empty()) {
+    CompileReport report;
+    report.model = "(model)";
+    if (auto file = dyn_cast<FileLineColLoc>(module->getLoc()))
+      report.model = file.getFilename().str();
+    report.target = target.str();
+    for (const auto &[name, onnx] : kernelNodes) {
+      ReportKernel k;
+      k.name = name;
+      k.onnxNodes.assign(onnx.begin(), onnx.end());
+      for (const KernelInfo &info : binary.kernels)
+        if (info.name == name) {
+          k.workgroups = uint64_t(info.grid[0]) * info.grid[1] * info.grid[2];
+          k.bindings = info.bindingCount;
+        }
+      report.kernels.push_back(std::move(k));
+    }
+    report.stats = std::move(stats);
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (failed(writeReportHTML(module->getLoc(), options.reportPath, report,
+                               options.reportProfilePath)))
+      return failure();
   }
   return success();
 }

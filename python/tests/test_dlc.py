@@ -6,6 +6,7 @@ Run from the repository root with the build's package on the path:
 scripts/zoo/models.py's cache (generated on first use).
 """
 
+import html.parser
 import os
 import subprocess
 import sys
@@ -103,7 +104,50 @@ def test_vulkan_matches_onnxruntime(model_file):
                                rtol=1e-4, atol=1e-5)
 
 
-def test_zoo_model_matches_onnxruntime():
+class _Page(html.parser.HTMLParser):
+    """Tags that close in order, and what a report shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors = [], []
+        self.kernel_rows, self.node_chips, self.buffers = [], [], 0
+        self.external = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag not in ("meta",):
+            self.stack.append(tag)
+        if tag == "tr" and a.get("class") == "kernel":
+            self.kernel_rows.append(a["id"][len("kernel-"):])
+        if tag == "span" and a.get("class") == "node":
+            self.node_chips.append(a["title"])
+        if tag == "rect" and a.get("class") == "buffer":
+            self.buffers += 1
+        if tag in ("link", "img", "iframe") or "src" in a or "href" in a:
+            self.external.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(tag)
+        else:
+            self.stack.pop()
+
+
+def check_report(path, model, session):
+    page = _Page()
+    page.feed(open(path).read())
+    assert not page.errors and page.stack == [], (page.errors, page.stack)
+    assert not page.external, page.external
+    assert len(page.kernel_rows) == session.kernel_count
+    assert page.buffers > 0
+    # Every node that computes something is shown in a kernel's colour.
+    shown = {t.split(" in main_k")[0] for t in page.node_chips}
+    computing = {n.name for n in model.graph.node
+                 if n.op_type in ("Conv", "Gemm", "Clip", "Add")}
+    assert computing <= shown, sorted(computing - shown)[:5]
+
+
+def test_zoo_model_matches_onnxruntime(tmp_path):
     sys.path.insert(0, ROOT)
     from scripts.zoo import common as zoo_common
     from scripts.zoo import models as zoo_models
@@ -111,10 +155,14 @@ def test_zoo_model_matches_onnxruntime():
     entry = manifest["models"]["mobilenetv2"]
     path = os.path.join(manifest["dir"], entry["file"])
     shapes = dict(pin.split("=") for pin in entry["input_shape_pins"])
+    report = str(tmp_path / "report.html")
     artifact = dlc.compile(path, input_shapes={
-        k: [int(d) for d in v.split(",")] for k, v in shapes.items()})
+        k: [int(d) for d in v.split(",")] for k, v in shapes.items()},
+        report=report)
     feeds = zoo_common.make_inputs(entry, 0)
-    got = dlc.Session(artifact).run(feeds)
+    session = dlc.Session(artifact)
+    got = session.run(feeds)
+    check_report(report, onnx.load(path), session)
     want = ort_run(onnx.load(path), feeds)
     tol = entry["tolerance"]
     for name, ref in want.items():

@@ -46,6 +46,11 @@ struct CompileOptions {
   /// that the CPU driver's static mode takes (dlc_cpu_driver_create_static)
   /// to this path, so that no table is written by hand.
   std::string kernelTablePath;
+  /// With EmitKind::Artifact: also write the compile report (HTML) here,
+  /// with the kernel times of `reportProfilePath` (dlc-run --profile) when
+  /// given.
+  std::string reportPath;
+  std::string reportProfilePath;
 };
 
 /// Why `options` cannot be compiled as asked before anything runs (an

@@ -53,6 +53,11 @@ struct ArtifactStats {
   uint64_t codeBytes = 0;
   uint64_t fileBytes = 0;
   uint64_t scratchBytes = 0; ///< CPU: per thread
+  /// The arena's buffers (plan.offsets holds where each went): their
+  /// sizes and the launches they live across (a graph output to the end).
+  std::vector<BufferLifetime> buffers;
+  /// The kernel each launch runs, in order.
+  std::vector<std::string> launchKernels;
 };
 
 /// Writes the artifact for `hostModule` (whose `main` function launches the

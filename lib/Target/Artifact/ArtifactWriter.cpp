@@ -576,6 +576,9 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     stats->codeBytes = binary.code.size();
     stats->fileBytes = file.size();
     stats->scratchBytes = model.cpu_scratch_size;
+    stats->buffers = buffers;
+    for (const dlcx_launch_t &l : launches)
+      stats->launchKernels.push_back(binary.kernels[l.kernel].name);
   }
   return success();
 }
