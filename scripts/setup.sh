@@ -25,6 +25,7 @@ packages=(
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # riscv64
   python3-venv valgrind libgtest-dev      # test tools
   pkg-config                              # the installed-runtime test (pkg-config build)
+  chromium                                # python-tests: the compile report in a headless browser
   fonts-dejavu-core fonts-wqy-microhei    # scripts/quant: text of the synthetic documents
 )
 missing=()

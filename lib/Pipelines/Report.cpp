@@ -249,7 +249,9 @@ table.summary th { background: #f3f3f3; }
 tr.kernel.hl td { background-color: #ffd; }
 )";
 
-/// Hovering a node or a kernel row marks everything of that kernel.
+/// Hovering a node or a kernel row marks everything of that kernel. At the
+/// end the body records how many kernel rows the script saw (a test in a
+/// browser reads it: the script ran to its end).
 const char *kScript = R"(document.querySelectorAll('[data-kernel]')
   .forEach(function (e) {
     var k = e.getAttribute('data-kernel');
@@ -260,6 +262,8 @@ const char *kScript = R"(document.querySelectorAll('[data-kernel]')
     e.addEventListener('mouseenter', function () { mark(true); });
     e.addEventListener('mouseleave', function () { mark(false); });
   });
+document.body.setAttribute('data-ready', String(
+  document.querySelectorAll('tr.kernel').length));
 )";
 
 } // namespace

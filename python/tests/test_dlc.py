@@ -8,6 +8,7 @@ scripts/zoo/models.py's cache (generated on first use).
 
 import html.parser
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -147,18 +148,26 @@ def check_report(path, model, session):
     assert computing <= shown, sorted(computing - shown)[:5]
 
 
-def test_zoo_model_matches_onnxruntime(tmp_path):
+@pytest.fixture(scope="module")
+def mobilenet(tmp_path_factory):
+    """The zoo's MobileNetV2 compiled for the CPU with --report: the model,
+    its manifest entry, the artifact and the report's path."""
     sys.path.insert(0, ROOT)
-    from scripts.zoo import common as zoo_common
     from scripts.zoo import models as zoo_models
     manifest = zoo_models.ensure_models(names=["mobilenetv2"])
     entry = manifest["models"]["mobilenetv2"]
     path = os.path.join(manifest["dir"], entry["file"])
     shapes = dict(pin.split("=") for pin in entry["input_shape_pins"])
-    report = str(tmp_path / "report.html")
+    report = str(tmp_path_factory.mktemp("report") / "report.html")
     artifact = dlc.compile(path, input_shapes={
         k: [int(d) for d in v.split(",")] for k, v in shapes.items()},
         report=report)
+    return path, entry, artifact, report
+
+
+def test_zoo_model_matches_onnxruntime(mobilenet):
+    from scripts.zoo import common as zoo_common
+    path, entry, artifact, report = mobilenet
     feeds = zoo_common.make_inputs(entry, 0)
     session = dlc.Session(artifact)
     got = session.run(feeds)
@@ -168,6 +177,27 @@ def test_zoo_model_matches_onnxruntime(tmp_path):
     for name, ref in want.items():
         np.testing.assert_allclose(got[name], ref, rtol=tol["rtol"],
                                    atol=tol["atol"])
+
+
+def test_report_in_headless_chromium(mobilenet, tmp_path):
+    """The report opens in a real browser: Chromium (scripts/setup.sh
+    installs it) loads it from disk, its script runs to the end with every
+    kernel row present, and the console shows no error."""
+    path, entry, artifact, report = mobilenet
+    browser = shutil.which("chromium")
+    assert browser, "chromium is missing (scripts/setup.sh installs it)"
+    kernels = dlc.Session(artifact).kernel_count
+    p = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu",
+         "--no-first-run", "--user-data-dir=" + str(tmp_path / "profile"),
+         "--enable-logging=stderr", "--v=0", "--dump-dom",
+         "file://" + os.path.abspath(report)],
+        capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert 'data-ready="%d"' % kernels in p.stdout, p.stdout[:500]
+    assert p.stdout.count('<tr class="kernel"') == kernels == 54
+    console = [line for line in p.stderr.splitlines() if "CONSOLE" in line]
+    assert not console, console
 
 
 def test_compile_errors_carry_the_compilers_message(model_file):
