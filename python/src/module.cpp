@@ -114,22 +114,10 @@ public:
   Session &operator=(const Session &) = delete;
 
   std::vector<TensorInfo> inputs() const {
-    std::vector<TensorInfo> result;
-    for (uint32_t i = 0; i < dlc_model_input_count(model); ++i) {
-      dlc_tensor_info_t info;
-      dlc_model_input_info(model, i, &info);
-      result.push_back(toTuple(info));
-    }
-    return result;
+    return describe(dlc_model_input_count(model), dlc_model_input_info);
   }
   std::vector<TensorInfo> outputs() const {
-    std::vector<TensorInfo> result;
-    for (uint32_t i = 0; i < dlc_model_output_count(model); ++i) {
-      dlc_tensor_info_t info;
-      dlc_model_output_info(model, i, &info);
-      result.push_back(toTuple(info));
-    }
-    return result;
+    return describe(dlc_model_output_count(model), dlc_model_output_info);
   }
   std::string driver() const { return dlc_model_driver_name(model); }
   uint32_t kernelCount() const { return dlc_model_kernel_count(model); }
@@ -183,6 +171,17 @@ public:
   }
 
 private:
+  std::vector<TensorInfo>
+  describe(uint32_t count, dlc_status_t (*info)(const dlc_model_t *, uint32_t,
+                                                dlc_tensor_info_t *)) const {
+    std::vector<TensorInfo> result;
+    for (uint32_t i = 0; i < count; ++i) {
+      dlc_tensor_info_t t;
+      info(model, i, &t);
+      result.push_back(toTuple(t));
+    }
+    return result;
+  }
   [[noreturn]] static void fail(dlc_status_t status, const char *what,
                                 const char *message) {
     throw std::runtime_error(std::string("dlc: ") + what + ": " +

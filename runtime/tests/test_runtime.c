@@ -500,36 +500,46 @@ static void test_concurrent_sessions(void) {
   dlc_context_destroy(context);
 }
 
-static void test_static_driver(void) {
-  static const dlc_cpu_symbol_t symbols[] = {
-      {"dlc_test_add", dlc_test_add},
-      {"dlc_test_reverse", dlc_test_reverse},
-      {"dlc_test_scale", dlc_test_scale},
-      {"dlc_test_zero", dlc_test_zero},
-      {"dlc_test_count", dlc_test_count}};
-  dlc_context_t *context = NULL;
-  dlc_driver_t *driver = NULL;
+/* Loads the 10x10x10 chain model from `data` into `context`, runs it on two
+ * threads and checks its outputs. */
+static void load_and_check_chain(dlc_context_t *context, const uint8_t *data,
+                                 size_t size) {
   dlc_model_t *model = NULL;
   dlc_session_t *session;
-  uint8_t *data;
-  size_t size;
-
-  CHECK_OK(dlc_cpu_driver_create_static(NULL, symbols, 5, &driver), "");
-  CHECK_OK(dlc_context_create(NULL, &context), "");
-  CHECK_OK(dlc_context_register_driver(context, driver),
-           dlc_context_message(context));
-  build_chain(10, 10, 10, &data, &size);
   CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
            dlc_context_message(context));
   session = make_session(model, 2, 0);
   run_and_check_chain(session, 1000, 5);
   dlc_session_destroy(session);
   dlc_model_destroy(model);
+}
+
+/* The test kernels, linked into this program, by name. */
+static const dlc_cpu_symbol_t g_symbols[] = {
+    {"dlc_test_add", dlc_test_add},
+    {"dlc_test_reverse", dlc_test_reverse},
+    {"dlc_test_scale", dlc_test_scale},
+    {"dlc_test_zero", dlc_test_zero},
+    {"dlc_test_count", dlc_test_count}};
+
+static void test_static_driver(void) {
+  dlc_context_t *context = NULL;
+  dlc_driver_t *driver = NULL;
+  dlc_model_t *model = NULL;
+  uint8_t *data;
+  size_t size;
+
+  CHECK_OK(dlc_cpu_driver_create_static(NULL, g_symbols, 5, &driver), "");
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(dlc_context_register_driver(context, driver),
+           dlc_context_message(context));
+  build_chain(10, 10, 10, &data, &size);
+  load_and_check_chain(context, data, size);
   dlc_context_destroy(context);
   dlc_driver_destroy(driver);
 
   /* A table without dlc_test_scale: the message names it. */
-  CHECK_OK(dlc_cpu_driver_create_static(NULL, symbols, 2, &driver), "");
+  CHECK_OK(dlc_cpu_driver_create_static(NULL, g_symbols, 2, &driver), "");
   CHECK_OK(dlc_context_create(NULL, &context), "");
   CHECK_OK(dlc_context_register_driver(context, driver), "");
   CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model),
@@ -543,23 +553,17 @@ static void test_static_driver(void) {
 /* The linked mode: kernels resolved by name, and the artifact checked
  * against the fingerprint of the object they came from. */
 static void test_linked_driver(void) {
-  static const dlc_cpu_symbol_t symbols[] = {
-      {"dlc_test_add", dlc_test_add},
-      {"dlc_test_reverse", dlc_test_reverse},
-      {"dlc_test_scale", dlc_test_scale},
-      {"dlc_test_zero", dlc_test_zero},
-      {"dlc_test_count", dlc_test_count}};
   const uint64_t fingerprint = 0x0123456789abcdefull;
   dlc_test_chain_t chain;
   dlc_context_t *context = NULL;
   dlc_driver_t *driver = NULL;
   dlc_model_t *model = NULL;
-  dlc_session_t *session;
   uint8_t *data;
   size_t size;
 
-  CHECK_OK(dlc_cpu_driver_create_linked(NULL, symbols, 5, fingerprint, &driver),
-           "");
+  CHECK_OK(
+      dlc_cpu_driver_create_linked(NULL, g_symbols, 5, fingerprint, &driver),
+      "");
   CHECK_OK(dlc_context_create(NULL, &context), "");
   CHECK_OK(dlc_context_register_driver(context, driver),
            dlc_context_message(context));
@@ -573,12 +577,7 @@ static void test_linked_driver(void) {
   chain.has_code_id = 1;
   chain.code_id = fingerprint;
   dlc_test_build_chain(&chain, &data, &size);
-  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
-           dlc_context_message(context));
-  session = make_session(model, 2, 0);
-  run_and_check_chain(session, 1000, 5);
-  dlc_session_destroy(session);
-  dlc_model_destroy(model);
+  load_and_check_chain(context, data, size);
   dlc_ab_free(data);
 
   /* Another object's artifact, although every kernel name resolves. */
