@@ -398,7 +398,7 @@ static dlc_status_t dlc_check_kernel_limits(
   const dlcx_section_t *args = by_kind[DLCX_SECTION_KERNEL_ARGS];
   const dlc_artifact_t *a = v->out;
   uint64_t buffers = 0;
-  uint32_t count, i, j;
+  uint32_t count = 0, i, j;
   dlc_status_t status;
   if (a->header->version_minor < 2) {
     if (limits || args)
