@@ -24,6 +24,7 @@ packages=(
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross  # armv7 (runtime/cmake/toolchains)
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # riscv64
   python3-venv valgrind libgtest-dev      # test tools
+  python3-dev                             # the Python package's native module (Python.h)
   pkg-config                              # the installed-runtime test (pkg-config build)
   chromium                                # python-tests: the compile report in a headless browser
   fonts-dejavu-core fonts-wqy-microhei    # scripts/quant: text of the synthetic documents
