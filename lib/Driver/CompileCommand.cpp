@@ -134,6 +134,14 @@ static cl::opt<std::string> reportProfile(
              "trace (of the artifact this command writes)"),
     cl::value_desc("trace.json"), cl::init(""), cl::cat(category));
 
+static cl::opt<bool> cubin(
+    "cubin",
+    cl::desc("CUDA targets: carry a cubin for the target's sm, assembled by "
+             "ptxas -O3, next to the PTX (default true). With "
+             "--cubin=false the artifact holds PTX only, which the driver "
+             "compiles at load; ptxas still checks it (at -O0)"),
+    cl::init(true), cl::cat(category));
+
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each chunk of the input between '# -----' lines as a "
@@ -522,6 +530,12 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
   }
   options.reportPath = report;
   options.reportProfilePath = reportProfile;
+  if (cubin.getNumOccurrences() && target->kind != dlc::TargetKind::CUDA) {
+    errs << "dlc-compile: error: --cubin is for cuda targets, not '"
+         << targetSpec << "'\n";
+    return 1;
+  }
+  options.cudaCubin = cubin;
   dlc::QuantizeOptions quantizeOptions;
   if (std::string error = readQuantizeOptions(quantizeOptions);
       !error.empty()) {

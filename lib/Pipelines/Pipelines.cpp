@@ -342,7 +342,15 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
                                  : 1.0)
      << "\n";
   os << "constants:       " << s.constantBytes << " bytes\n";
-  os << "code:            " << s.codeBytes << " bytes\n";
+  os << "code:            " << s.codeBytes << " bytes";
+  if (target.kind == dlc::TargetKind::CUDA) {
+    os << " of PTX, ";
+    if (s.cubinBytes)
+      os << "cubin " << s.cubinBytes << " bytes";
+    else
+      os << "no cubin";
+  }
+  os << "\n";
   if (target.kind == dlc::TargetKind::CPU)
     os << "scratch:         " << s.scratchBytes << " bytes per thread ("
        << kib(s.scratchBytes) << ")\n";
@@ -484,7 +492,7 @@ static LogicalResult writePTXFiles(ModuleOp kernels,
         f.erase();
     dlc::KernelBinary single;
     if (failed(dlc::compileCUDAKernels(*one, options.target,
-                                       /*requirePtxas=*/false, single)) ||
+                                       dlc::CubinMode::CheckOnly, single)) ||
         failed(writeKernelFile(kernels.getLoc(), options.kernelDirectory,
                                name + ".ptx",
                                StringRef(single.code).rtrim('\0'))))
@@ -559,11 +567,15 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     if (failed(compileVulkanKernels(*kernels, target, binary)))
       return failure();
     break;
-  case TargetKind::CUDA:
-    if (failed(compileCUDAKernels(*kernels, target, /*requirePtxas=*/false,
-                                  binary)))
+  case TargetKind::CUDA: {
+    // Only an artifact carries the cubin; --emit=ptx writes the PTX.
+    CubinMode cubin = options.cudaCubin && options.emit == EmitKind::Artifact
+                          ? CubinMode::Assemble
+                          : CubinMode::CheckOnly;
+    if (failed(compileCUDAKernels(*kernels, target, cubin, binary)))
       return failure();
     break;
+  }
   }
   if (mlir) {
     kernels->print(output);

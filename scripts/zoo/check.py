@@ -181,6 +181,8 @@ def check_one(args, tools, entry, target, inputs, refs):
     if args.stage != "artifact":
         ccmd[-1:] = ["--emit=mlir", "--stage=" + args.stage]
     ccmd += common.compile_flags(entry, inputs)
+    if target in args.no_cubin:
+        ccmd.append("--cubin=false")
     inputs = common.run_inputs(entry, inputs)
     res["compile_cmd"] = quote(ccmd)
     rc, out, err, secs = run(ccmd, args.timeout)
@@ -386,6 +388,10 @@ def main():
     p.add_argument("--targets", default="cpu",
                    help="comma-separated: cpu, cpu:<triple>, vulkan, "
                         "cuda:sm_XX (default %(default)s)")
+    p.add_argument("--no-cubin", default="", metavar="TARGETS",
+                   help="comma-separated cuda targets compiled with "
+                        "--cubin=false: PTX only, checked by ptxas -O0 "
+                        "(a sixth of -O3's time) instead of assembled")
     p.add_argument("--models", help="comma-separated subset (default: all)")
     p.add_argument("--list", action="store_true",
                    help="list the models with inputs, pins and ops")
@@ -423,6 +429,12 @@ def main():
     if args.bundle:
         args.bundle = bundle.Bundle(args.bundle)
     targets = split_targets(args.targets)
+    args.no_cubin = split_targets(args.no_cubin)
+    stray = [t for t in args.no_cubin
+             if not t.startswith("cuda:") or t not in targets]
+    if stray:
+        p.error("--no-cubin: not cuda targets of --targets: %s"
+                % ", ".join(stray))
 
     tasks = []
     for e in entries:

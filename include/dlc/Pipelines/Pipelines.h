@@ -51,6 +51,9 @@ struct CompileOptions {
   /// given.
   std::string reportPath;
   std::string reportProfilePath;
+  /// CUDA artifacts: carry a cubin for the target's sm (ptxas -O3) next to
+  /// the PTX; false keeps PTX only, still checked by ptxas.
+  bool cudaCubin = true;
 };
 
 /// Why `options` cannot be compiled as asked before anything runs (an

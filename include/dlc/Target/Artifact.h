@@ -51,6 +51,7 @@ struct ArtifactStats {
   MemoryPlan plan;
   uint64_t constantBytes = 0;
   uint64_t codeBytes = 0;
+  uint64_t cubinBytes = 0; ///< CUDA: the cubin next to the PTX, if any
   uint64_t fileBytes = 0;
   uint64_t scratchBytes = 0; ///< CPU: per thread
   /// The arena's buffers (plan.offsets holds where each went): their

@@ -139,12 +139,22 @@ mlir::LogicalResult compileVulkanKernels(mlir::ModuleOp module,
                                          const TargetDescription &target,
                                          KernelBinary &out);
 
-/// Compiles the kernel functions of `module` to one PTX module, and to a
-/// cubin for the target's sm when ptxas is available (`requirePtxas` makes
-/// its absence an error).
+/// What compileCUDAKernels does with ptxas, when it is installed.
+enum class CubinMode {
+  /// Assemble the PTX for the target's sm at -O3 and keep the cubin: the
+  /// driver loads it without compiling.
+  Assemble,
+  /// Only check that ptxas accepts the PTX (-O0, its output discarded):
+  /// the artifact carries PTX alone, which the driver compiles at load.
+  CheckOnly,
+};
+
+/// Compiles the kernel functions of `module` to one PTX module, checked (and
+/// by default assembled into a cubin for the target's sm) by ptxas when it
+/// is installed.
 mlir::LogicalResult compileCUDAKernels(mlir::ModuleOp module,
                                        const TargetDescription &target,
-                                       bool requirePtxas, KernelBinary &out);
+                                       CubinMode cubin, KernelBinary &out);
 
 } // namespace dlc
 

@@ -574,6 +574,7 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     stats->plan = plan;
     stats->constantBytes = constants.size();
     stats->codeBytes = binary.code.size();
+    stats->cubinBytes = binary.cubin.size();
     stats->fileBytes = file.size();
     stats->scratchBytes = model.cpu_scratch_size;
     stats->buffers = buffers;
