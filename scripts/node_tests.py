@@ -6,7 +6,9 @@ the onnx Python package) is compiled for each target and run; the shipped
 outputs are the oracle. Results are compared with an expectations file that
 lists the known failures, each with a reason: a test that fails but is not
 listed is a regression, a listed test that passes is an unexpected pass, and
-both make the run fail so that the expectations stay exact. A target the
+both make the run fail so that the expectations stay exact. Compiles go
+through one `dlc-compile --batch` process per job (scripts/batch_compile.py:
+the same compiles without loading MLIR and LLVM each time). A target the
 file does not list is compared with its family's listed target (cuda:sm_90
 with cuda:sm_87, cpu:<triple> with cpu, vulkan:+f with vulkan), and the run
 says so.
@@ -33,6 +35,7 @@ import time
 import onnx
 
 from scripts import bundle
+from scripts.batch_compile import PerThread
 from scripts.targets import split_targets
 
 # The operators the frontend issue lists, by family (docs/conformance.md
@@ -155,6 +158,15 @@ def test_family(ops):
     return None
 
 
+def compile_model(args, cmd):
+    """dlc-compile `cmd` in this thread's `dlc-compile --batch` process
+    (scripts/batch_compile.py): returncode, stderr, died."""
+    r = args.compiler.run(cmd[1:], args.timeout)
+    if r.returncode is None:
+        raise subprocess.TimeoutExpired(cmd, args.timeout)
+    return r
+
+
 def run_one(args, name, target, workdir):
     path = os.path.join(args.data_dir, name)
     data = os.path.join(path, "test_data_set_0")
@@ -166,8 +178,7 @@ def run_one(args, name, target, workdir):
                    "--target=" + target, "-o", artifact]
     bound_note = ""
     try:
-        p = subprocess.run(compile_cmd, capture_output=True, text=True,
-                           timeout=args.timeout)
+        p = compile_model(args, compile_cmd)
         # Shape parameters given as graph inputs (Reshape's shape, Slice's
         # starts, ...) must be known when compiling: bind the integer
         # inputs to the test's values, as a user would with --bind-input.
@@ -181,8 +192,7 @@ def run_one(args, name, target, workdir):
             bound = list(candidates)
             binds = ["--bind-input=%s=%s" % (n, os.path.join(
                 data, "input_%d.pb" % inputs.index(n))) for n in bound]
-            p = subprocess.run(compile_cmd + binds, capture_output=True,
-                               text=True, timeout=args.timeout)
+            p = compile_model(args, compile_cmd + binds)
         # f16 and f64 on Vulkan are opt-in device features (+fp16, +fp64)
         # that lavapipe has: tests of such operators run with the features
         # the errors name, added to the target's own, and say so.
@@ -196,8 +206,7 @@ def run_one(args, name, target, workdir):
                 target, "," if ":" in target else ":", ",".join(added))
             binds = ["--bind-input=%s=%s" % (n, os.path.join(
                 data, "input_%d.pb" % inputs.index(n))) for n in bound]
-            p = subprocess.run(compile_cmd + binds, capture_output=True,
-                               text=True, timeout=args.timeout)
+            p = compile_model(args, compile_cmd + binds)
             bound_note = "with %s " % ",".join(added)
     except subprocess.TimeoutExpired:
         return "compile-timeout", "compile took over %ds" % args.timeout
@@ -206,7 +215,7 @@ def run_one(args, name, target, workdir):
                      p.stderr.strip().splitlines()[-1:] or ["?"])
         if isinstance(first, list):
             first = first[0]
-        if p.returncode < 0 or "Stack dump" in p.stderr:
+        if p.died or p.returncode < 0 or "Stack dump" in p.stderr:
             return "compile-crash", first.split("error: ", 1)[-1]
         return "compile-error", first.split("error: ", 1)[-1]
     run_inputs = [(None, os.path.join(data, "input_%d.pb" % i))
@@ -484,6 +493,7 @@ def main():
 
     results = {}
     workdir = tempfile.mkdtemp(prefix="dlc-node-tests-")
+    args.compiler = PerThread(args.dlc_compile)
     try:
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {pool.submit(run_one, args, n, t, workdir): (t, n)
@@ -499,7 +509,12 @@ def main():
                                                  results[key][0],
                                                  results[key][1]))
     finally:
+        # A process that fails only at exit (a sanitizer's leak report)
+        # fails the run: separate processes would have failed their tests.
+        exit_failures = args.compiler.close()
         shutil.rmtree(workdir, ignore_errors=True)
+    for failure in exit_failures:
+        print("node_tests.py: " + failure, file=sys.stderr)
 
     if args.bundle:
         print("bundle: %d cases written to %s" % (args.bundle.write(),
@@ -552,7 +567,7 @@ def main():
     for key in xpass:
         print("UNEXPECTED PASS %s %s (remove it from %s)" %
               (key[0], key[1], os.path.relpath(args.expectations, ROOT)))
-    return 1 if regressions or xpass or changed else 0
+    return 1 if regressions or xpass or changed or exit_failures else 0
 
 
 if __name__ == "__main__":
