@@ -71,3 +71,35 @@ grep -q "are not this artifact's" "$work/missing.txt" ||
   { cat "$work/missing.txt" >&2; exit 1; }
 echo "runtime_package_test: linked kernels ran the artifact alike" \
   "($(grep -c '^void ' "$work/two.kernels.c") kernels)"
+
+# Two models' kernels in one program: each compiled with its own
+# --symbol-prefix (without one their kernel symbols collide at link time),
+# run_model given both tables in order, each model in its own context; the
+# same outputs as the loaded code, and the models in the wrong order
+# refused.
+inputs="$root/test/tools/Inputs"
+for m in relu:first_ two-kernels:second_; do
+  name=${m%%:*} prefix=${m#*:}
+  "$build/bin/dlc-compile" "$inputs/$name.onnxtxt" --symbol-prefix="$prefix" \
+    -o "$work/$prefix.dlcx"
+  "$build/bin/dlc-compile" "$inputs/$name.onnxtxt" --symbol-prefix="$prefix" \
+    --emit=obj -o "$work/$prefix.o"
+done
+# shellcheck disable=SC2046
+"$cc" -std=c99 -O2 -Wall -Wextra -Werror -DDLC_STATIC_KERNELS \
+  '-DDLC_LINKED(X)=X(first_) X(second_)' "$root/examples/run_model/main.c" \
+  "$work/first_.kernels.c" "$work/second_.kernels.c" "$work/first_.o" \
+  "$work/second_.o" -o "$work/run_two" $(pkg-config --cflags --libs dlc_runtime)
+"$work/run_model_pc" "$work/first_.dlcx" "$work/second_.dlcx" > "$work/two-loaded.txt"
+"$work/run_two" "$work/first_.dlcx" "$work/second_.dlcx" > "$work/two-linked.txt"
+cmp "$work/two-loaded.txt" "$work/two-linked.txt"
+[ "$(grep -c '^model: ' "$work/two-linked.txt")" = 2 ] ||
+  { cat "$work/two-linked.txt" >&2; exit 1; }
+if "$work/run_two" "$work/second_.dlcx" "$work/first_.dlcx" 2> "$work/swapped.txt"; then
+  echo "run_two ran the models with each other's kernels" >&2
+  exit 1
+fi
+grep -q "are not this artifact's" "$work/swapped.txt" ||
+  { cat "$work/swapped.txt" >&2; exit 1; }
+echo "runtime_package_test: two models' linked kernels in one program ran" \
+  "alike"

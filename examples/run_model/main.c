@@ -6,19 +6,26 @@
  * same program runs CPU, Vulkan and CUDA artifacts; the runtime picks the
  * driver from the artifact.
  *
- *   usage: run_model [--cuda-library=PATH] MODEL.dlcx [DEVICE_INDEX]
+ *   usage: run_model [--cuda-library=PATH] MODEL.dlcx... [DEVICE_INDEX]
+ *
+ * Several models run one after the other, each in its own context.
  *
  * --cuda-library shows how an application tells a built-in driver
  * something: through the driver's options in dlc_context_options_t (the
  * runtime reads no DLC_* environment variable). The tests point it at a fake
  * libcuda.
  *
- * Built with -DDLC_STATIC_KERNELS, it runs a CPU model whose kernels are
+ * Built with -DDLC_STATIC_KERNELS, it runs CPU models whose kernels are
  * linked into the program instead of loaded from the artifact (for systems
  * without a dynamic loader): link the object and the kernel table that
  *   dlc-compile model.onnx --emit=obj -o model.o   (writes model.kernels.c)
  * write, and give it the artifact of the same model and target (the
- * driver refuses any other, by the object's fingerprint).
+ * driver refuses any other, by the object's fingerprint). Several models
+ * in one program are each compiled with their own --symbol-prefix (which
+ * names their kernels and their table) and listed in order as an X-macro:
+ *   -D'DLC_LINKED(X)=X(first_) X(second_)'
+ * runs the first model given with first_'s table, the second with second_'s
+ * (without it, one model and the table dlc_kernels).
  *
  * Exit status 0 on success, 1 on any error (with the runtime's message).
  *===----------------------------------------------------------------------===*/
@@ -32,10 +39,24 @@
 
 #ifdef DLC_STATIC_KERNELS
 #include "dlc/cpu_driver.h"
-/* Defined by the .kernels.c source dlc-compile --emit=obj writes. */
-extern const dlc_cpu_symbol_t dlc_kernels[];
-extern const size_t dlc_kernel_count;
-extern const uint64_t dlc_kernels_fingerprint;
+/* Defined by the .kernels.c sources dlc-compile --emit=obj writes: one
+ * table per model, named after its --symbol-prefix (dlc_ without one). */
+#ifndef DLC_LINKED
+#define DLC_LINKED(X) X(dlc_)
+#endif
+#define DLC_DECLARE_TABLE(prefix)                                              \
+  extern const dlc_cpu_symbol_t prefix##kernels[];                             \
+  extern const size_t prefix##kernel_count;                                    \
+  extern const uint64_t prefix##kernels_fingerprint;
+DLC_LINKED(DLC_DECLARE_TABLE)
+typedef struct {
+  const dlc_cpu_symbol_t *symbols;
+  const size_t *count;
+  const uint64_t *fingerprint;
+} linked_table_t;
+#define DLC_TABLE_ENTRY(prefix)                                                \
+  {prefix##kernels, &prefix##kernel_count, &prefix##kernels_fingerprint},
+static const linked_table_t kLinkedTables[] = {DLC_LINKED(DLC_TABLE_ENTRY)};
 #endif
 
 /* Reports a failed call with the status and the runtime's reason; returns
@@ -178,10 +199,12 @@ static int run(dlc_model_t *model, dlc_session_t *session) {
   return 1;
 }
 
-int main(int argc, char **argv) {
-  static const char kCudaFlag[] = "--cuda-library=";
+/* Loads the artifact at `path` in a context of its own (with the linked
+ * kernel table `table` in a static build), prints what it holds, runs it
+ * once and prints its outputs. Returns 1 on success. */
+static int run_file(const char *path, uint32_t table, uint32_t device,
+                    dlc_cuda_driver_options_t *cuda_options) {
   dlc_context_options_t context_options;
-  dlc_cuda_driver_options_t cuda_options;
   dlc_model_options_t model_options;
   dlc_context_t *context = NULL;
   dlc_model_t *model = NULL;
@@ -194,36 +217,26 @@ int main(int argc, char **argv) {
   dlc_driver_t *static_driver = NULL;
 #endif
 
-  memset(&cuda_options, 0, sizeof(cuda_options));
-  cuda_options.struct_size = sizeof(cuda_options);
-  if (argc > 1 && strncmp(argv[1], kCudaFlag, sizeof(kCudaFlag) - 1) == 0) {
-    cuda_options.library = argv[1] + sizeof(kCudaFlag) - 1;
-    --argc;
-    ++argv;
-  }
-  if (argc < 2 || argc > 3 || argv[1][0] == '-') {
-    fprintf(stderr, "usage: run_model [--cuda-library=PATH] MODEL.dlcx "
-                    "[DEVICE_INDEX]\n");
-    return 1;
-  }
   memset(&model_options, 0, sizeof(model_options));
   model_options.struct_size = sizeof(model_options);
-  model_options.device_index = argc == 3 ? (uint32_t)atoi(argv[2]) : 0;
-
+  model_options.device_index = device;
   memset(&context_options, 0, sizeof(context_options));
   context_options.struct_size = sizeof(context_options);
-  context_options.cuda = &cuda_options; /* allocator: the system one */
+  context_options.cuda = cuda_options; /* allocator: the system one */
   status = dlc_context_create(&context_options, &context);
-  if (status != DLC_OK) {
-    fail("dlc_context_create", status, "");
-    return 1;
-  }
+  if (status != DLC_OK)
+    return fail("dlc_context_create", status, "");
 #ifdef DLC_STATIC_KERNELS
   /* Registered after the built-in CPU driver, so it takes CPU artifacts;
    * it loads only the artifact compiled to the linked object. */
-  status =
-      dlc_cpu_driver_create_linked(NULL, dlc_kernels, dlc_kernel_count,
-                                   dlc_kernels_fingerprint, &static_driver);
+  if (table >= sizeof(kLinkedTables) / sizeof(kLinkedTables[0])) {
+    fail("no linked kernel table for this model", DLC_ERROR_INVALID_ARGUMENT,
+         path);
+    goto done;
+  }
+  status = dlc_cpu_driver_create_linked(
+      NULL, kLinkedTables[table].symbols, *kLinkedTables[table].count,
+      *kLinkedTables[table].fingerprint, &static_driver);
   if (status == DLC_OK)
     status = dlc_context_register_driver(context, static_driver);
   if (status != DLC_OK) {
@@ -231,15 +244,17 @@ int main(int argc, char **argv) {
          dlc_context_message(context));
     goto done;
   }
+#else
+  (void)table;
 #endif
-  status = dlc_model_load_file(context, argv[1], &model_options, &model);
+  status = dlc_model_load_file(context, path, &model_options, &model);
   if (status != DLC_OK) {
     fail("cannot load the model", status, dlc_context_message(context));
     goto done;
   }
   printf("model: %s (driver %s, %u kernels, %u launches, arena %llu "
          "bytes)\n",
-         argv[1], dlc_model_driver_name(model),
+         path, dlc_model_driver_name(model),
          (unsigned)dlc_model_kernel_count(model),
          (unsigned)dlc_model_launch_count(model),
          (unsigned long long)dlc_model_arena_size(model));
@@ -266,5 +281,43 @@ done:
 #ifdef DLC_STATIC_KERNELS
   dlc_driver_destroy(static_driver); /* after the context that used it */
 #endif
-  return ok ? 0 : 1;
+  return ok;
+}
+
+/* Whether `s` is a device index (all digits) rather than a model's path. */
+static int is_index(const char *s) {
+  if (!*s)
+    return 0;
+  for (; *s; ++s)
+    if (*s < '0' || *s > '9')
+      return 0;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  static const char kCudaFlag[] = "--cuda-library=";
+  dlc_cuda_driver_options_t cuda_options;
+  uint32_t device = 0, models;
+  int i;
+
+  memset(&cuda_options, 0, sizeof(cuda_options));
+  cuda_options.struct_size = sizeof(cuda_options);
+  if (argc > 1 && strncmp(argv[1], kCudaFlag, sizeof(kCudaFlag) - 1) == 0) {
+    cuda_options.library = argv[1] + sizeof(kCudaFlag) - 1;
+    --argc;
+    ++argv;
+  }
+  if (argc > 2 && is_index(argv[argc - 1])) {
+    device = (uint32_t)atoi(argv[argc - 1]);
+    --argc;
+  }
+  if (argc < 2 || argv[1][0] == '-') {
+    fprintf(stderr, "usage: run_model [--cuda-library=PATH] MODEL.dlcx... "
+                    "[DEVICE_INDEX]\n");
+    return 1;
+  }
+  for (models = 0, i = 1; i < argc; ++i, ++models)
+    if (!run_file(argv[i], models, device, &cuda_options))
+      return 1;
+  return 0;
 }

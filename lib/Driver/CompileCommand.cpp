@@ -142,6 +142,14 @@ static cl::opt<bool> cubin(
              "compiles at load; ptxas still checks it (at -O0)"),
     cl::init(true), cl::cat(category));
 
+static cl::opt<std::string> symbolPrefix(
+    "symbol-prefix",
+    cl::desc("CPU targets: start every kernel's symbol (and, with "
+             "--emit=obj, the kernel table's names) with this C identifier, "
+             "so that several models' objects link into one program; the "
+             "artifact must be compiled with the same prefix"),
+    cl::value_desc("name_"), cl::init(""), cl::cat(category));
+
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each chunk of the input between '# -----' lines as a "
@@ -536,6 +544,22 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
     return 1;
   }
   options.cudaCubin = cubin;
+  if (symbolPrefix.getNumOccurrences()) {
+    llvm::StringRef p = symbolPrefix;
+    if (target->kind != dlc::TargetKind::CPU) {
+      errs << "dlc-compile: error: --symbol-prefix is for cpu targets, not '"
+           << targetSpec << "'\n";
+      return 1;
+    }
+    if (p.empty() || llvm::isDigit(p.front()) ||
+        !llvm::all_of(p, [](char c) { return llvm::isAlnum(c) || c == '_'; })) {
+      errs << "dlc-compile: error: --symbol-prefix '" << p
+           << "' is not a C identifier (letters, digits and _, not starting "
+              "with a digit)\n";
+      return 1;
+    }
+  }
+  options.symbolPrefix = symbolPrefix;
   dlc::QuantizeOptions quantizeOptions;
   if (std::string error = readQuantizeOptions(quantizeOptions);
       !error.empty()) {

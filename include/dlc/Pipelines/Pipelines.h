@@ -54,6 +54,10 @@ struct CompileOptions {
   /// CUDA artifacts: carry a cubin for the target's sm (ptxas -O3) next to
   /// the PTX; false keeps PTX only, still checked by ptxas.
   bool cudaCubin = true;
+  /// CPU targets: prepended to every kernel's symbol and to the kernel
+  /// table's names (a C identifier), so that the objects of several models
+  /// link into one program.
+  std::string symbolPrefix;
 };
 
 /// Why `options` cannot be compiled as asked before anything runs (an
