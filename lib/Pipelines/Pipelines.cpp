@@ -217,6 +217,9 @@ OwningOpRef<ModuleOp> extractKernels(ModuleOp host) {
 struct KernelArithmetic {
   unsigned integer = 0, floating = 0, none = 0, weightOnly = 0;
   SmallVector<std::string> floatBetweenInt8;
+  /// Per kernel, in words: "int8" (integer products), "float", "float on
+  /// 8/4-bit weights", "float on int8 activations", "no products".
+  llvm::StringMap<std::string> byKernel;
 };
 
 KernelArithmetic classifyKernels(ModuleOp host, ModuleOp kernels) {
@@ -259,10 +262,15 @@ KernelArithmetic classifyKernels(ModuleOp host, ModuleOp kernels) {
         bool isConstant = i < constant.size() && constant[i];
         (isConstant ? int8Constant : int8Activation) = true;
       }
+      std::string &kind = out.byKernel[f.getSymName()];
+      kind = "float";
       if (!int8Activation && int8Constant &&
-          llvm::none_of(type.getResults(), isInt8Tensor))
+          llvm::none_of(type.getResults(), isInt8Tensor)) {
         ++out.weightOnly;
+        kind = "float on 8/4-bit weights";
+      }
       if (int8Activation || llvm::any_of(type.getResults(), isInt8Tensor)) {
+        kind = "float on int8 activations";
         llvm::SetVector<StringRef> nodes;
         f.walk([&](Operation *op) {
           // Constants are named after their initializers, not nodes.
@@ -279,8 +287,10 @@ KernelArithmetic classifyKernels(ModuleOp host, ModuleOp kernels) {
       }
     } else if (intProduct) {
       ++out.integer;
+      out.byKernel[f.getSymName()] = "integer";
     } else {
       ++out.none;
+      out.byKernel[f.getSymName()] = "no products";
     }
   }
   return out;
@@ -570,10 +580,34 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     return writePTXFiles(*kernels, options);
   KernelArithmetic arith;
   KernelNodes kernelNodes;
-  if (options.printStats)
+  bool reporting = !options.reportPath.empty();
+  if (options.printStats || reporting)
     arith = classifyKernels(*module, *kernels);
-  if (options.printStats || !options.reportPath.empty())
+  if (options.printStats || reporting)
     kernelNodes = collectKernelNodes(*kernels);
+  // The report's shapes: each kernel's operands and results as the host
+  // binds them.
+  llvm::StringMap<std::string> kernelShapes;
+  if (reporting)
+    for (auto f : kernels->getOps<func::FuncOp>()) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      auto print = [&](TypeRange types) {
+        llvm::interleaveComma(types, os, [&](Type t) {
+          if (auto shaped = dyn_cast<ShapedType>(t)) {
+            for (int64_t d : shaped.getShape())
+              os << d << "x";
+            os << shaped.getElementType();
+          } else {
+            os << t;
+          }
+        });
+      };
+      print(f.getFunctionType().getInputs());
+      os << " -> ";
+      print(f.getFunctionType().getResults());
+      kernelShapes[f.getSymName()] = text;
+    }
   KernelBinary binary;
   switch (target.kind) {
   case TargetKind::CPU:
@@ -650,7 +684,10 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
         if (info.name == name) {
           k.workgroups = uint64_t(info.grid[0]) * info.grid[1] * info.grid[2];
           k.bindings = info.bindingCount;
+          k.codeBytes = info.ownCodeBytes;
         }
+      k.shapes = kernelShapes.lookup(name);
+      k.arithmetic = arith.byKernel.lookup(name);
       report.kernels.push_back(std::move(k));
     }
     report.stats = std::move(stats);

@@ -161,7 +161,7 @@ void writeKernels(llvm::raw_ostream &os, const dlc::CompileReport &r,
     ++launches[k];
   os << "<h2>Kernels</h2>\n<table id=\"kernels\" class=\"kernels\">\n"
         "<tr><th>#</th><th>kernel</th><th>workgroups</th><th>buffers</th>"
-        "<th>launches</th>";
+        "<th>launches</th><th>code</th><th>arithmetic</th>";
   if (profile)
     os << "<th>measured</th>";
   os << "<th>ONNX nodes</th></tr>\n";
@@ -172,7 +172,8 @@ void writeKernels(llvm::raw_ostream &os, const dlc::CompileReport &r,
        << "\">" << k << "</td><td><code>" << escape(kernel.name)
        << "</code></td><td>" << kernel.workgroups << "</td><td>"
        << kernel.bindings << "</td><td>" << launches.lookup(kernel.name)
-       << "</td>";
+       << "</td><td>" << bytes(kernel.codeBytes) << "</td><td>"
+       << escape(kernel.arithmetic) << "</td>";
     if (profile) {
       auto it = profile->find(kernel.name);
       os << "<td>"
@@ -186,7 +187,8 @@ void writeKernels(llvm::raw_ostream &os, const dlc::CompileReport &r,
       os << (i ? ", " : "") << escape(kernel.onnxNodes[i]);
     if (kernel.onnxNodes.empty())
       os << "(none)";
-    os << "</td></tr>\n";
+    os << "<div class=\"shapes\">" << escape(kernel.shapes)
+       << "</div></td></tr>\n";
   }
   os << "</table>\n";
 }
@@ -247,6 +249,7 @@ table.summary th { background: #f3f3f3; }
   font-size: 12px; border: 1px solid transparent; }
 .hl { border: 1px solid #000 !important; font-weight: bold; }
 tr.kernel.hl td { background-color: #ffd; }
+.shapes { color: #555; font-family: monospace; font-size: 11px; }
 )";
 
 /// Hovering a node or a kernel row marks everything of that kernel. At the

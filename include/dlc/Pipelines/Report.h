@@ -1,8 +1,10 @@
 //===- Report.h - dlc-compile --report: one HTML page -----------*- C++ -*-===//
 //
 // What a compile did, for people: the ONNX nodes coloured by the kernel each
-// was fused into, every kernel with its workgroups and nodes (and measured
-// time, given dlc-run's --profile trace), and the arena as a timeline of
+// was fused into, every kernel with its workgroups, nodes, operand shapes,
+// own code size and what its products compute in (integer, float, float on
+// 4/8-bit weights: the quantization decisions), and its measured time,
+// given dlc-run's --profile trace; and the arena as a timeline of
 // buffer lifetimes and offsets. One self-contained file: no scripts or
 // styles from the network.
 //
@@ -26,6 +28,13 @@ struct ReportKernel {
   std::string name;
   uint64_t workgroups = 0;
   unsigned bindings = 0;
+  /// Operands and results: "1x3x8x8xf32, 4x3x3x3xf32 -> 1x4x8x8xf32".
+  std::string shapes;
+  /// What its products compute in: "float", "integer", "float on 8/4-bit
+  /// weights", "float on int8 activations", "no products".
+  std::string arithmetic;
+  /// Its own code (KernelInfo::ownCodeBytes).
+  uint64_t codeBytes = 0;
   /// "Conv#3": op type and the node's position in the graph.
   std::vector<std::string> onnxNodes;
 };

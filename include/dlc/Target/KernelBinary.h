@@ -31,6 +31,10 @@ struct KernelInfo {
   uint64_t codeOffset = 0; ///< into KernelBinary::code
   uint64_t codeSize = 0;
   uint64_t scratchSize = 0; ///< CPU: bytes of per-thread scratch it takes
+  /// The kernel's own code, for reports: CPU, the sizes of its functions'
+  /// symbols in the object; Vulkan, its SPIR-V module; CUDA, its `.entry`
+  /// in the PTX text.
+  uint64_t ownCodeBytes = 0;
   /// GPU: at most this many loop iterations, all loops together, run in one
   /// thread (UINT64_MAX: unknown); see recordLoopIterations.
   uint64_t maxLoopIterations = 0;

@@ -28,6 +28,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -387,5 +389,28 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
     k.codeOffset = 0;
     k.codeSize = out.code.size();
   }
+  // Each kernel's own code: its entry and its functions (`<name>.impl`,
+  // ...) in the object's symbol table.
+  llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> file =
+      llvm::object::ObjectFile::createObjectFile(
+          llvm::MemoryBufferRef(object.str(), "kernels"));
+  if (!file)
+    return emitError(loc, "cannot read the kernels' object: ")
+           << llvm::toString(file.takeError());
+  llvm::StringMap<uint64_t> sizes;
+  for (const llvm::object::SymbolRef &symbol : (*file)->symbols()) {
+    llvm::Expected<llvm::object::SymbolRef::Type> type = symbol.getType();
+    llvm::Expected<StringRef> name = symbol.getName();
+    if (!type || !name) {
+      llvm::consumeError(type.takeError());
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (*type == llvm::object::SymbolRef::ST_Function)
+      sizes[name->split('.').first] +=
+          llvm::object::ELFSymbolRef(symbol).getSize();
+  }
+  for (KernelInfo &k : out.kernels)
+    k.ownCodeBytes = sizes.lookup(k.name);
   return success();
 }

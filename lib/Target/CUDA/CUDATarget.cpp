@@ -197,6 +197,12 @@ LogicalResult dlc::compileCUDAKernels(ModuleOp module,
     k.codeFormat = DLCX_CODE_PTX;
     k.codeOffset = 0;
     k.codeSize = out.code.size();
+    // Its entry: from `.entry <name>(` to the `}` that closes it, the
+    // first at the start of a line.
+    size_t begin = ptx.find(".entry " + k.name + "(");
+    size_t end = begin == std::string::npos ? begin : ptx.find("\n}", begin);
+    if (end != std::string::npos)
+      k.ownCodeBytes = end + 2 - begin;
   }
   out.features = out.cubin.empty() ? 0 : DLCX_FEATURE_CUDA_CUBIN;
   return success();

@@ -259,6 +259,7 @@ LogicalResult dlc::compileVulkanKernels(ModuleOp module,
     k.codeFormat = DLCX_CODE_SPIRV;
     k.codeOffset = it->second.first;
     k.codeSize = it->second.second;
+    k.ownCodeBytes = k.codeSize;
   }
   uint64_t features = 0;
   if (target.hasFloat16)
