@@ -523,7 +523,8 @@ static LogicalResult writePTXFiles(ModuleOp kernels,
 /// Runs the stages after import on `module` and writes the output.
 static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
                                    const dlc::CompileOptions &options,
-                                   llvm::raw_ostream &output) {
+                                   llvm::raw_ostream &output,
+                                   std::vector<dlc::ONNXGraphNode> graph = {}) {
   using namespace dlc;
   auto start = std::chrono::steady_clock::now();
   if (!module)
@@ -676,6 +677,7 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     if (auto file = dyn_cast<FileLineColLoc>(module->getLoc()))
       report.model = file.getFilename().str();
     report.target = target.str();
+    report.graph = std::move(graph);
     for (const auto &[name, onnx] : kernelNodes) {
       ReportKernel k;
       k.name = name;
@@ -706,9 +708,14 @@ LogicalResult dlc::compileONNXFile(MLIRContext &context, StringRef inputPath,
                                    llvm::raw_ostream &output) {
   if (std::string error = checkCompileOptions(options); !error.empty())
     return emitError(FileLineColLoc::get(&context, inputPath, 0, 0), error);
+  // The report draws the graph as the file has it.
+  std::vector<ONNXGraphNode> graph;
+  if (!options.reportPath.empty() &&
+      failed(describeONNXFile(context, inputPath, graph)))
+    return failure();
   return compileModule(
       importONNXFile(context, inputPath, options.importOptions), options,
-      output);
+      output, std::move(graph));
 }
 
 LogicalResult dlc::compileONNXBuffer(MLIRContext &context, StringRef buffer,
@@ -717,9 +724,13 @@ LogicalResult dlc::compileONNXBuffer(MLIRContext &context, StringRef buffer,
                                      llvm::raw_ostream &output) {
   if (std::string error = checkCompileOptions(options); !error.empty())
     return emitError(FileLineColLoc::get(&context, bufferName, 0, 0), error);
+  std::vector<ONNXGraphNode> graph;
+  if (!options.reportPath.empty() &&
+      failed(describeONNXBuffer(context, buffer, bufferName, isText, graph)))
+    return failure();
   return compileModule(importONNXBuffer(context, buffer, bufferName, isText,
                                         options.importOptions),
-                       options, output);
+                       options, output, std::move(graph));
 }
 
 LogicalResult dlc::compileONNXModel(MLIRContext &context,
@@ -729,7 +740,11 @@ LogicalResult dlc::compileONNXModel(MLIRContext &context,
                                     llvm::raw_ostream &output) {
   if (std::string error = checkCompileOptions(options); !error.empty())
     return emitError(FileLineColLoc::get(&context, modelName, 0, 0), error);
+  // Before the import, which rewrites the model.
+  std::vector<ONNXGraphNode> graph;
+  if (!options.reportPath.empty())
+    graph = describeONNXModel(model);
   return compileModule(
       importONNXModel(context, model, modelName, options.importOptions),
-      options, output);
+      options, output, std::move(graph));
 }

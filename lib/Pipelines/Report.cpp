@@ -154,6 +154,94 @@ void writeNodes(llvm::raw_ostream &os, const dlc::CompileReport &r) {
   os << "</p>\n<div class=\"nodes\">" << chips << "</div>\n";
 }
 
+/// The graph as layers: each node one row below the lowest node it reads
+/// from (graph inputs and initializers are in no row), in the file's order
+/// within a row; edges from producer to consumer. Each node in the colour
+/// of the first kernel that computes it, grey when none does.
+void writeGraph(llvm::raw_ostream &os, const dlc::CompileReport &r) {
+  const std::vector<dlc::ONNXGraphNode> &nodes = r.graph;
+  if (nodes.empty())
+    return;
+  llvm::StringMap<size_t> kernelOf;
+  for (size_t k = 0; k < r.kernels.size(); ++k)
+    for (const std::string &node : r.kernels[k].onnxNodes)
+      kernelOf.try_emplace(node, k);
+  // Rows: one pass when the nodes are in topological order, as ONNX asks
+  // (and the import needs); more until no row grows otherwise, at most as
+  // many as there are nodes.
+  llvm::StringMap<size_t> producer;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const std::string &out : nodes[i].outputs)
+      if (!out.empty())
+        producer[out] = i;
+  std::vector<size_t> row(nodes.size(), 0);
+  for (size_t pass = 0; pass < nodes.size(); ++pass) {
+    bool moved = false;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (const std::string &in : nodes[i].inputs) {
+        auto it = producer.find(in);
+        if (it != producer.end() && it->second != i &&
+            row[it->second] + 1 > row[i]) {
+          row[i] = row[it->second] + 1;
+          moved = true;
+        }
+      }
+    if (!moved)
+      break;
+  }
+  size_t rows = 0;
+  for (size_t v : row)
+    rows = std::max(rows, v + 1);
+  std::vector<size_t> column(nodes.size()), width(rows, 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    column[i] = width[row[i]]++;
+  size_t columns = *std::max_element(width.begin(), width.end());
+  const double boxW = 120, boxH = 22, gapX = 16, gapY = 18, margin = 8;
+  auto x = [&](size_t i) {
+    // Each row centred.
+    double rowWidth = width[row[i]] * (boxW + gapX);
+    double full = columns * (boxW + gapX);
+    return margin + (full - rowWidth) / 2 + column[i] * (boxW + gapX);
+  };
+  auto y = [&](size_t i) { return margin + row[i] * (boxH + gapY); };
+  auto num = [](double v) { return llvm::formatv("{0:f1}", v).str(); };
+  os << "<h2>ONNX graph</h2>\n<p>" << nodes.size() << " nodes in " << rows
+     << " rows, each below the nodes it reads; coloured by kernel (grey: in "
+        "no kernel). Hover a node to see the rest of its kernel.</p>\n"
+        "<div class=\"graph\"><svg class=\"graph\" "
+        "xmlns=\"http://www.w3.org/2000/svg\" width=\""
+     << num(2 * margin + columns * (boxW + gapX)) << "\" height=\""
+     << num(2 * margin + rows * (boxH + gapY)) << "\">\n";
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const std::string &in : nodes[i].inputs) {
+      auto it = producer.find(in);
+      if (it == producer.end() || it->second == i)
+        continue;
+      size_t p = it->second;
+      os << "<line class=\"edge\" x1=\"" << num(x(p) + boxW / 2) << "\" y1=\""
+         << num(y(p) + boxH) << "\" x2=\"" << num(x(i) + boxW / 2) << "\" y2=\""
+         << num(y(i)) << "\"><title>" << escape(in) << "</title></line>\n";
+    }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const dlc::ONNXGraphNode &n = nodes[i];
+    auto k = kernelOf.find(n.name);
+    std::string kernel = k == kernelOf.end()
+                             ? std::string("in no kernel")
+                             : "in " + r.kernels[k->second].name;
+    os << "<g class=\"op\"";
+    if (k != kernelOf.end())
+      os << " data-kernel=\"" << k->second << "\"";
+    os << "><rect x=\"" << num(x(i)) << "\" y=\"" << num(y(i)) << "\" width=\""
+       << num(boxW) << "\" height=\"" << num(boxH) << "\" rx=\"4\" fill=\""
+       << (k == kernelOf.end() ? std::string("#ddd") : colour(k->second))
+       << "\"/><text x=\"" << num(x(i) + boxW / 2) << "\" y=\""
+       << num(y(i) + boxH / 2 + 4) << "\">" << escape(n.opType)
+       << "</text><title>" << escape(n.name) << " (" << escape(n.opType) << ") "
+       << escape(kernel) << "</title></g>\n";
+  }
+  os << "</svg></div>\n";
+}
+
 void writeKernels(llvm::raw_ostream &os, const dlc::CompileReport &r,
                   const llvm::StringMap<double> *profile) {
   llvm::StringMap<unsigned> launches;
@@ -250,6 +338,11 @@ table.summary th { background: #f3f3f3; }
 .hl { border: 1px solid #000 !important; font-weight: bold; }
 tr.kernel.hl td { background-color: #ffd; }
 .shapes { color: #555; font-family: monospace; font-size: 11px; }
+div.graph { max-height: 640px; overflow: auto; border: 1px solid #ccc;
+  margin-bottom: 1em; }
+svg.graph text { font-size: 11px; text-anchor: middle; pointer-events: none; }
+svg.graph line.edge { stroke: #999; stroke-width: 1; }
+svg.graph g.op.hl rect { stroke: #000; stroke-width: 2; }
 )";
 
 /// Hovering a node or a kernel row marks everything of that kernel. At the
@@ -302,6 +395,7 @@ LogicalResult dlc::writeReportHTML(Location loc, llvm::StringRef path,
      << kStyle << "</style>\n</head>\n<body>\n<h1>dlc-compile report</h1>\n";
   const llvm::StringMap<double> *times = profile ? &*profile : nullptr;
   writeSummary(os, report, times);
+  writeGraph(os, report);
   writeNodes(os, report);
   writeKernels(os, report, times);
   writeArena(os, report);

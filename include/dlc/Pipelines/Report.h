@@ -13,6 +13,7 @@
 #ifndef DLC_PIPELINES_REPORT_H
 #define DLC_PIPELINES_REPORT_H
 
+#include "dlc/Frontend/ONNX/Importer.h"
 #include "dlc/Target/Artifact.h"
 
 #include "mlir/IR/Location.h"
@@ -42,6 +43,8 @@ struct ReportKernel {
 struct CompileReport {
   std::string model;
   std::string target;
+  /// The model's main graph as its file has it (empty: not drawn).
+  std::vector<ONNXGraphNode> graph;
   std::vector<ReportKernel> kernels;
   ArtifactStats stats;
   double seconds = 0;

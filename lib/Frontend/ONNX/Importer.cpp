@@ -1447,6 +1447,41 @@ LogicalResult dlc::parseONNXModel(MLIRContext &context, StringRef buffer,
   return success();
 }
 
+std::vector<dlc::ONNXGraphNode>
+dlc::describeONNXModel(const ::onnx::ModelProto &model) {
+  std::vector<ONNXGraphNode> nodes;
+  for (const auto &[index, node] : llvm::enumerate(model.graph().node())) {
+    ONNXGraphNode n;
+    // As ModelImporter::nodeName names main-graph nodes.
+    n.name = node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                                 : node.name();
+    n.opType = node.op_type();
+    n.inputs.assign(node.input().begin(), node.input().end());
+    n.outputs.assign(node.output().begin(), node.output().end());
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+LogicalResult dlc::describeONNXFile(MLIRContext &context, StringRef path,
+                                    std::vector<ONNXGraphNode> &nodes) {
+  ::onnx::ModelProto model;
+  if (failed(readONNXFile(context, path, model)))
+    return failure();
+  nodes = describeONNXModel(model);
+  return success();
+}
+
+LogicalResult dlc::describeONNXBuffer(MLIRContext &context, StringRef buffer,
+                                      StringRef bufferName, bool isText,
+                                      std::vector<ONNXGraphNode> &nodes) {
+  ::onnx::ModelProto model;
+  if (failed(parseONNXModel(context, buffer, bufferName, isText, model)))
+    return failure();
+  nodes = describeONNXModel(model);
+  return success();
+}
+
 LogicalResult dlc::readONNXFile(MLIRContext &context, StringRef path,
                                 ::onnx::ModelProto &model) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =

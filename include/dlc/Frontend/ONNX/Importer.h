@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
+#include <vector>
 
 namespace dlc {
 
@@ -53,6 +54,28 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importONNXBuffer(mlir::MLIRContext &context, llvm::StringRef buffer,
                  llvm::StringRef bufferName, bool isText,
                  const ONNXImportOptions &options);
+
+/// One node of a model's main graph, for pictures of it (--report).
+struct ONNXGraphNode {
+  /// As the importer names it in locations: the node's name, or
+  /// "<op type>#<index>" when it has none.
+  std::string name;
+  std::string opType;
+  /// The tensors it reads and writes (empty names: omitted optional ones).
+  std::vector<std::string> inputs, outputs;
+};
+
+/// The main graph's nodes of the model in `path` (as importONNXFile reads
+/// it), in the file's order. Emits a diagnostic on failure.
+mlir::LogicalResult describeONNXFile(mlir::MLIRContext &context,
+                                     llvm::StringRef path,
+                                     std::vector<ONNXGraphNode> &nodes);
+
+/// The same for a model held in memory.
+mlir::LogicalResult describeONNXBuffer(mlir::MLIRContext &context,
+                                       llvm::StringRef buffer,
+                                       llvm::StringRef bufferName, bool isText,
+                                       std::vector<ONNXGraphNode> &nodes);
 
 /// The newest ai.onnx opset that dlc's conversion handlers know about.
 constexpr int64_t kMaxKnownOpset = 24;

@@ -31,6 +31,9 @@ mlir::LogicalResult readONNXFile(mlir::MLIRContext &context,
                                  llvm::StringRef path,
                                  ::onnx::ModelProto &model);
 
+/// The main graph's nodes of a parsed model (describeONNXFile).
+std::vector<ONNXGraphNode> describeONNXModel(const ::onnx::ModelProto &model);
+
 /// Imports a parsed model. The importer rewrites `model` as it goes (bound
 /// inputs, pinned shapes, inferred types): pass a copy to keep the original.
 /// `modelName` is the file it came from: locations name it, and external
