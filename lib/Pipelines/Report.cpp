@@ -159,7 +159,13 @@ void writeNodes(llvm::raw_ostream &os, const dlc::CompileReport &r) {
 /// within a row; edges from producer to consumer. Each node in the colour
 /// of the first kernel that computes it, grey when none does.
 void writeGraph(llvm::raw_ostream &os, const dlc::CompileReport &r) {
-  const std::vector<dlc::ONNXGraphNode> &nodes = r.graph;
+  // Constant nodes are values, as initializers are: not drawn (a detector
+  // has a hundred, which would all be sources in the first row).
+  std::vector<dlc::ONNXGraphNode> nodes;
+  for (const dlc::ONNXGraphNode &n : r.graph)
+    if (n.opType != "Constant")
+      nodes.push_back(n);
+  size_t constants = r.graph.size() - nodes.size();
   if (nodes.empty())
     return;
   llvm::StringMap<size_t> kernelOf;
@@ -207,7 +213,11 @@ void writeGraph(llvm::raw_ostream &os, const dlc::CompileReport &r) {
   auto num = [](double v) { return llvm::formatv("{0:f1}", v).str(); };
   os << "<h2>ONNX graph</h2>\n<p>" << nodes.size() << " nodes in " << rows
      << " rows, each below the nodes it reads; coloured by kernel (grey: in "
-        "no kernel). Hover a node to see the rest of its kernel.</p>\n"
+        "no kernel). Hover a node to see the rest of its kernel.";
+  if (constants)
+    os << " Constant nodes (" << constants
+       << ") are values, as initializers are, and not drawn.";
+  os << "</p>\n"
         "<div class=\"graph\"><svg class=\"graph\" "
         "xmlns=\"http://www.w3.org/2000/svg\" width=\""
      << num(2 * margin + columns * (boxW + gapX)) << "\" height=\""
