@@ -476,7 +476,7 @@ static void registerOnce() {
 }
 
 int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
-                           llvm::raw_ostream &errs) {
+                           llvm::raw_ostream &errs, bool stdoutTaken) {
   registerOnce();
   // Every call starts from the defaults: a process may compile many times.
   cl::ResetAllOptionOccurrences();
@@ -601,6 +601,11 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
 
   std::string outputPath =
       outputFile.empty() ? defaultOutput(inputFile, emitKind) : outputFile;
+  if (stdoutTaken && outputPath == "-") {
+    errs << "dlc-compile: error: the output would go to stdout, which "
+            "--batch uses for its results; give -o a file\n";
+    return 1;
+  }
   std::string error;
   if (kernelTable.getNumOccurrences() && emitKind != dlc::EmitKind::Object) {
     errs << "dlc-compile: error: --kernel-table is for --emit=obj\n";
@@ -675,7 +680,7 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
 }
 
 int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
-                           std::string &errors) {
+                           std::string &errors, bool stdoutTaken) {
   llvm::raw_string_ostream os(errors);
-  return runCompileCommand(args, os);
+  return runCompileCommand(args, os, stdoutTaken);
 }

@@ -22,11 +22,15 @@ namespace dlc {
 /// Not reentrant: LLVM's command-line options are process-wide, so callers
 /// on several threads must serialize their calls. `--help` and `--version`
 /// print and exit the process, as they do in the tool.
+/// `stdoutTaken`: the caller uses stdout for something else (dlc-compile
+/// --batch's results), so an output that would go there (`-o -`, or the
+/// default of --emit=mlir, dispatches and ptx) is refused.
 int runCompileCommand(llvm::ArrayRef<const char *> args,
-                      llvm::raw_ostream &errs);
+                      llvm::raw_ostream &errs, bool stdoutTaken = false);
 
 /// The same, with what it writes to `errs` appended to `errors`.
-int runCompileCommand(llvm::ArrayRef<const char *> args, std::string &errors);
+int runCompileCommand(llvm::ArrayRef<const char *> args, std::string &errors,
+                      bool stdoutTaken = false);
 
 } // namespace dlc
 
