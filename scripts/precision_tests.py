@@ -46,7 +46,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from scripts import bundle
 from scripts.artifact_checks import fail, rel_rms, run, run_artifact
-from scripts.targets import split_targets
+from scripts.targets import split_no_cubin, split_targets
 
 # dlc's 16-bit artifact against ONNX Runtime running the same 16-bit model.
 FP16_VS_ORT = 2e-2
@@ -391,12 +391,8 @@ def main():
     ap.add_argument("--models", default=",".join(ZOO),
                     help="with --zoo: which ones")
     args = ap.parse_args()
-    args.no_cubin = split_targets(args.no_cubin)
-    stray = [t for t in args.no_cubin if not t.startswith("cuda:") or
-             t not in split_targets(args.targets)]
-    if stray:
-        ap.error("--no-cubin: not cuda targets of --targets: %s"
-                 % ", ".join(stray))
+    args.no_cubin = split_no_cubin(args.no_cubin,
+                                   split_targets(args.targets), ap)
     args.dlc_compile = os.path.join(args.build, "bin", "dlc-compile")
     args.dlc_run = os.path.join(args.build, "bin", "dlc-run")
     with tempfile.TemporaryDirectory(prefix="dlc-precision-") as work:

@@ -37,7 +37,7 @@ zoo_env.ensure()
 import numpy as np  # noqa: E402
 
 from scripts import bundle  # noqa: E402
-from scripts.targets import split_targets  # noqa: E402
+from scripts.targets import split_no_cubin, split_targets  # noqa: E402
 from scripts.zoo import common, models  # noqa: E402
 
 
@@ -429,12 +429,7 @@ def main():
     if args.bundle:
         args.bundle = bundle.Bundle(args.bundle)
     targets = split_targets(args.targets)
-    args.no_cubin = split_targets(args.no_cubin)
-    stray = [t for t in args.no_cubin
-             if not t.startswith("cuda:") or t not in targets]
-    if stray:
-        p.error("--no-cubin: not cuda targets of --targets: %s"
-                % ", ".join(stray))
+    args.no_cubin = split_no_cubin(args.no_cubin, targets, p)
 
     tasks = []
     for e in entries:
