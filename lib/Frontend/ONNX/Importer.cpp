@@ -145,11 +145,18 @@ private:
   Value noneValue;
 };
 
-std::string ModelImporter::nodeName(const ::onnx::NodeProto &node,
-                                    unsigned index) const {
+/// A node's name in locations: its own, or "<scope><op type>#<index in its
+/// graph>" when it has none.
+static std::string scopedNodeName(const ::onnx::NodeProto &node, size_t index,
+                                  const std::string &scope) {
   return node.name().empty()
              ? scope + node.op_type() + "#" + std::to_string(index)
              : node.name();
+}
+
+std::string ModelImporter::nodeName(const ::onnx::NodeProto &node,
+                                    unsigned index) const {
+  return scopedNodeName(node, index, scope);
 }
 
 /// The names that nodes inside `node`'s subgraphs (at any depth) read: a
@@ -1452,9 +1459,7 @@ dlc::describeONNXModel(const ::onnx::ModelProto &model) {
   std::vector<ONNXGraphNode> nodes;
   for (const auto &[index, node] : llvm::enumerate(model.graph().node())) {
     ONNXGraphNode n;
-    // As ModelImporter::nodeName names main-graph nodes.
-    n.name = node.name().empty() ? node.op_type() + "#" + std::to_string(index)
-                                 : node.name();
+    n.name = scopedNodeName(node, index, /*scope=*/"");
     n.opType = node.op_type();
     n.inputs.assign(node.input().begin(), node.input().end());
     n.outputs.assign(node.output().begin(), node.output().end());
