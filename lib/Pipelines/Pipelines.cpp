@@ -582,10 +582,10 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   KernelArithmetic arith;
   KernelNodes kernelNodes;
   bool reporting = !options.reportPath.empty();
-  if (options.printStats || reporting)
+  if (options.printStats || reporting) {
     arith = classifyKernels(*module, *kernels);
-  if (options.printStats || reporting)
     kernelNodes = collectKernelNodes(*kernels);
+  }
   // The report's shapes: each kernel's operands and results as the host
   // binds them.
   llvm::StringMap<std::string> kernelShapes;
