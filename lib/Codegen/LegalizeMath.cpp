@@ -102,6 +102,35 @@ struct ExpandTrunc : public OpRewritePattern<math::TruncOp> {
   }
 };
 
+/// math.floor for targets without a rounding instruction, where it would
+/// be a call of floorf: r = roundeven(x), minus one where that rounded up.
+/// On such targets roundeven is ExpandRoundEven's two additions, so no
+/// integer conversion is involved (on 32-bit Arm an f32 <-> i64 conversion
+/// is a call too). Large values, infinities, NaN and signed zeros pass:
+/// roundeven keeps them and the comparison is false.
+struct ExpandFloor : public OpRewritePattern<math::FloorOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::FloorOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    auto elem = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+    if (!elem || !(elem.isF32() || elem.isF64()))
+      return failure();
+    Location loc = op.getLoc();
+    TypedAttr one = rewriter.getFloatAttr(elem, 1.0);
+    if (auto vec = dyn_cast<VectorType>(type))
+      one = SplatElementsAttr::get(vec, one);
+    Value x = op.getOperand();
+    Value rounded = math::RoundEvenOp::create(rewriter, loc, x);
+    Value roundedUp = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OGT, rounded, x);
+    Value below = arith::SubFOp::create(
+        rewriter, loc, rounded, arith::ConstantOp::create(rewriter, loc, one));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, roundedUp, below, rounded);
+    return success();
+  }
+};
+
 /// f32 sin and cos by reducing the argument to r in [-pi/4, pi/4] with
 /// k = round(x * 2/pi) and r = x - k * pi/2 in four steps (Cody and
 /// Waite): pi/2 = P1 + P2 + P3 + P4, where P1 to P3 have few enough
@@ -519,6 +548,8 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
       patterns.add<ExpandRoundEven>(&getContext(), /*benefit=*/2);
       math::populateExpansionPatterns(patterns, {"roundeven"});
     }
+    if (expandFloor)
+      patterns.add<ExpandFloor>(&getContext());
     if (expandF64ToF16)
       patterns.add<ExpandTruncF64ToF16>(&getContext());
     if (expandF16Conversions)

@@ -103,6 +103,38 @@ func.func @round_half_even(%x: vector<16xf32>, %y: f32) -> (vector<16xf32>, f32)
 
 // -----
 
+// math.floor stays unless expand-floor (no rounding instruction: ARMv7,
+// Cortex-M4, x86 without SSE4.1, where LLVM would call floorf): then it is
+// roundeven minus one where that rounded up, and roundeven in turn the
+// additions above; no integer conversion, no call.
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=FLOOR-KEPT
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-floor=true native-roundeven=true" | FileCheck %s --check-prefix=FLOOR
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-floor=true" | FileCheck %s --check-prefix=FLOOR-ARITH
+// FLOOR-KEPT-LABEL: func.func @floor
+// FLOOR-KEPT: math.floor %{{.*}} : vector<4xf32>
+// FLOOR-KEPT: math.floor %{{.*}} : f64
+// FLOOR-LABEL: func.func @floor
+// FLOOR-NOT: math.floor
+// FLOOR: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<4xf32>
+// FLOOR: %[[R:.*]] = math.roundeven %[[X:.*]] : vector<4xf32>
+// FLOOR: %[[UP:.*]] = arith.cmpf ogt, %[[R]], %[[X]] : vector<4xf32>
+// FLOOR: %[[BELOW:.*]] = arith.subf %[[R]], %[[ONE]] : vector<4xf32>
+// FLOOR: arith.select %[[UP]], %[[BELOW]], %[[R]] : vector<4xi1>, vector<4xf32>
+// FLOOR: math.roundeven %{{.*}} : f64
+// FLOOR-NOT: math.floor
+// FLOOR-ARITH-LABEL: func.func @floor
+// FLOOR-ARITH-NOT: math.floor
+// FLOOR-ARITH-NOT: math.roundeven
+// FLOOR-ARITH-NOT: fptosi
+// FLOOR-ARITH: return
+func.func @floor(%x: vector<4xf32>, %y: f64) -> (vector<4xf32>, f64) {
+  %0 = math.floor %x : vector<4xf32>
+  %1 = math.floor %y : f64
+  return %0, %1 : vector<4xf32>, f64
+}
+
+// -----
+
 // ARMv7 has no maxnum instruction (LLVM would call fmaxf): with
 // expand-num-min-max, maxnumf/minnumf are compares and selects that return
 // the other operand when one is NaN.

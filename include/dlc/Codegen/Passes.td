@@ -124,6 +124,12 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     `arith.remf` becomes `x - trunc(x / y) * y`, `math.trunc` a floor or
     ceil by sign, and `math.ipowi` a loop over the exponent's bits.
 
+    `expand-floor` turns `math.floor` (exp's and sin's argument reduction)
+    into `roundeven(x)`, minus one where that is above x, for CPUs without
+    a rounding instruction (ARMv7's and Cortex-M4's VFP, x86 without
+    SSE4.1), where LLVM would call floorf; no integer conversion (f32 to
+    i64 is a call on 32-bit Arm).
+
     `math.roundeven` (QuantizeLinear's rounding, in every requantization
     epilogue) stays when `native-roundeven` says the target has it as one
     instruction (x86 with SSE4.1, AArch64, CUDA); elsewhere f32 and f64
@@ -150,6 +156,9 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     Option<"nativeRoundEven", "native-roundeven", "bool", "false",
            "Keep math.roundeven: the target rounds half to even in one "
            "instruction">,
+    Option<"expandFloor", "expand-floor", "bool", "false",
+           "Expand math.floor into roundeven and a correction (the target "
+           "has no rounding instruction)">,
     Option<"expandNumMinMax", "expand-num-min-max", "bool", "false",
            "Expand arith.maxnumf/minnumf into compares and selects">,
     Option<"expandF64ToF16", "expand-f64-to-f16", "bool", "false",

@@ -280,7 +280,10 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
       pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   }
   math.nativeRoundEven = hasNativeRoundEven(tm);
-  math.expandNumMinMax = tm.getTargetTriple().getArch() == llvm::Triple::arm;
+  // The same instructions round down (roundps, frintm).
+  math.expandFloor = !math.nativeRoundEven;
+  math.expandNumMinMax =
+      tm.getTargetTriple().isARM() || tm.getTargetTriple().isThumb();
   math.expandF64ToF16 = !hasNativeF64ToF16(tm);
   math.nativeFma = hasNativeFma(tm);
   pm.addPass(createLegalizeMath(math));
