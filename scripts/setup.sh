@@ -23,6 +23,7 @@ packages=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # cross builds and their tests
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross  # armv7 (runtime/cmake/toolchains)
   gcc-riscv64-linux-gnu libc6-dev-riscv64-cross  # riscv64
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm  # bare metal: Cortex-M4 firmware under QEMU
   python3-venv valgrind libgtest-dev      # test tools
   python3-dev                             # the Python package's native module (Python.h)
   pkg-config                              # the installed-runtime test (pkg-config build)

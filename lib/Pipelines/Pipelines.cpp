@@ -360,6 +360,9 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
     else
       os << "no cubin";
   }
+  if (target.kind == dlc::TargetKind::CPU && !target.isHosted)
+    os << " (no loader on " << target.triple
+       << ": the application links the kernels, --emit=obj)";
   os << "\n";
   if (target.kind == dlc::TargetKind::CPU)
     os << "scratch:         " << s.scratchBytes << " bytes per thread ("

@@ -57,13 +57,23 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
     case llvm::Triple::arm:
     case llvm::Triple::riscv64:
       break;
+    case llvm::Triple::thumb:
+      // Microcontrollers: ARMv7E-M (Cortex-M4/M7) with an FPU, no OS.
+      if (triple.getSubArch() == llvm::Triple::ARMSubArch_v7em &&
+          triple.getOS() == llvm::Triple::UnknownOS &&
+          triple.getEnvironment() == llvm::Triple::EABIHF)
+        break;
+      [[fallthrough]];
     default:
       return makeError("unsupported CPU target triple '" + tripleSpec +
                        "' (supported: x86_64-linux-gnu, aarch64-linux-gnu, "
-                       "armv7a-linux-gnueabihf, riscv64-linux-gnu, host)");
+                       "armv7a-linux-gnueabihf, riscv64-linux-gnu, "
+                       "thumbv7em-none-eabihf, host)");
     }
     t.triple = triple.str();
-    t.cpu = "generic";
+    // ARMv7E-M's generic CPU has no FPU, which the hard-float ABI needs:
+    // the Cortex-M4 (single-precision FPU, DSP) is the baseline.
+    t.cpu = triple.getArch() == llvm::Triple::thumb ? "cortex-m4" : "generic";
   }
   llvm::Triple triple(t.triple);
   // The features: each +name or -name, a feature LLVM knows for the
@@ -116,10 +126,24 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
   auto has = [&](StringRef feature) {
     return sub->checkFeatures(("+" + feature).str());
   };
+  // thumbv7em-none-eabihf passes floats in FPU registers: the CPU must be
+  // a Cortex-M (M-profile) with one.
+  if (triple.getArch() == llvm::Triple::thumb &&
+      !(has("mclass") && has("vfp2sp")))
+    return makeError("CPU '" + t.cpu +
+                     "' is not a Cortex-M with an FPU, "
+                     "which " +
+                     triple.str() +
+                     " needs (cortex-m4, "
+                     "cortex-m7, cortex-m33, ...)");
   // Vector width: what the features give x86 (AVX-512 doubles the
   // registers and their width), 128 bits elsewhere.
   t.vectorBits = 128;
   t.vectorRegisters = triple.getArch() == llvm::Triple::aarch64 ? 32 : 16;
+  // M-profile FPUs have no vector unit: 32 single-precision registers,
+  // which 128-bit vectors (lowered lane by lane) fill 8 times.
+  if (triple.getArch() == llvm::Triple::thumb)
+    t.vectorRegisters = 8;
   if (triple.getArch() == llvm::Triple::x86_64) {
     if (has("avx512f")) {
       t.vectorBits = 512;

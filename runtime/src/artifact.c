@@ -7,11 +7,11 @@
  * field and its value. docs/artifact-format.md lists the rules.
  *===----------------------------------------------------------------------===*/
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "format_macros.h"
 #include "internal.h"
 
 #define DLC_SECTION_KIND_MAX DLCX_SECTION_CPU_CODE_ID
@@ -368,11 +368,31 @@ static dlc_status_t dlc_check_kernel(dlc_validator_t *v, uint32_t index) {
                        " is not a NUL-terminated string in STRINGS",
                        index, k->name);
   name = v->out->strings + k->name;
-  if (k->code_format < DLCX_CODE_ELF_SHARED || k->code_format > DLCX_CODE_CUBIN)
+  if (k->code_format < DLCX_CODE_ELF_SHARED ||
+      k->code_format > DLCX_CODE_LINKED)
     return dlc_invalid(v,
                        "kernel %" PRIu32 " ('%s'): code_format %" PRIu32
                        " is not a known code format",
                        index, name, k->code_format);
+  if (k->code_format == DLCX_CODE_LINKED) {
+    const dlcx_header_t *h = v->out->header;
+    if (h->version_minor < 4)
+      return dlc_invalid(v,
+                         "kernel %" PRIu32 " ('%s'): linked code in a "
+                         "version 1.%u artifact (it exists since 1.4)",
+                         index, name, (unsigned)h->version_minor);
+    if (h->target != DLCX_TARGET_CPU || !v->out->has_cpu_code_id)
+      return dlc_invalid(v,
+                         "kernel %" PRIu32 " ('%s'): linked code needs a "
+                         "CPU artifact with a CPU_CODE_ID section",
+                         index, name);
+    if (k->code_offset != 0 || k->code_size != 0)
+      return dlc_invalid(v,
+                         "kernel %" PRIu32 " ('%s'): linked code has no "
+                         "bytes in CODE, but code_offset %" PRIu64
+                         " and code_size %" PRIu64,
+                         index, name, k->code_offset, k->code_size);
+  }
   if (!dlc_range_ok(k->code_offset, k->code_size, v->out->code_size))
     return dlc_invalid(
         v,

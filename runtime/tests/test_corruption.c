@@ -298,7 +298,7 @@ RULE(io_constant, v->io[3] = 6)
 static void test_rules(void) {
   const dlc_status_t invalid = DLC_ERROR_INVALID_ARTIFACT;
   expect(bad_magic, 0, invalid, "magic is 0x464c457f");
-  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.3");
+  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.4");
   expect(new_minor, 0, DLC_ERROR_UNSUPPORTED, "is not supported");
   expect(bad_header_size, 1, invalid, "header_size is 72");
   expect(bad_file_size, 1, invalid, "file_size is");
@@ -436,6 +436,52 @@ static void test_code_id_rules(void) {
   }
 }
 
+/* Linked code (DLCX_CODE_LINKED): since 1.4, CPU artifacts with a
+ * CPU_CODE_ID, no bytes in CODE. */
+static void test_linked_code_rules(void) {
+  static const uint64_t id = 0x1234;
+  static const struct {
+    uint32_t target, minor;
+    int code_id;
+    uint64_t code_size;
+    const char *message;
+  } cases[] = {
+      {DLCX_TARGET_CPU, 3, 1, 0,
+       "kernel 0 ('k'): linked code in a version 1.3 artifact (it exists "
+       "since 1.4)"},
+      {DLCX_TARGET_CPU, DLCX_VERSION_MINOR, 0, 0,
+       "kernel 0 ('k'): linked code needs a CPU artifact with a CPU_CODE_ID "
+       "section"},
+      {DLCX_TARGET_VULKAN, DLCX_VERSION_MINOR, 0, 0,
+       "kernel 0 ('k'): linked code needs a CPU artifact with a CPU_CODE_ID "
+       "section"},
+      {DLCX_TARGET_CPU, DLCX_VERSION_MINOR, 1, 16,
+       "kernel 0 ('k'): linked code has no bytes in CODE, but code_offset 0 "
+       "and code_size 16"},
+  };
+  static const uint8_t code[16];
+  size_t i;
+  for (i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
+    uint8_t *data;
+    size_t size;
+    dlc_ab_t *b = dlc_ab_create(
+        cases[i].target,
+        cases[i].target == DLCX_TARGET_CPU ? dlc_test_host_isa() : 0);
+    if (cases[i].code_size)
+      dlc_ab_code(b, code, cases[i].code_size);
+    dlc_ab_kernel(b, "k", DLCX_CODE_LINKED, 0, cases[i].code_size, 0);
+    if (cases[i].code_id)
+      dlc_ab_cpu_code_id(b, &id, sizeof(id));
+    dlc_ab_finish(b, &data, &size);
+    dlc_ab_destroy(b);
+    ((dlcx_header_t *)data)->version_minor = (uint16_t)cases[i].minor;
+    dlc_ab_reseal(data, size);
+    CHECK(try_load(g_stub, data, size, 0) == DLC_ERROR_INVALID_ARTIFACT);
+    CHECK_CONTAINS(dlc_context_message(g_stub), cases[i].message);
+    dlc_ab_free(data);
+  }
+}
+
 int main(void) {
   dlc_driver_t stub;
   dlc_test_chain_t chain;
@@ -459,6 +505,7 @@ int main(void) {
   test_rules();
   test_cubin_rules();
   test_code_id_rules();
+  test_linked_code_rules();
   test_truncations();
   test_bit_flips();
   test_field_values();

@@ -33,7 +33,10 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
   int64_t one[1] = {1};
   dlc_ab_t *b = dlc_ab_create(
       DLCX_TARGET_CPU, chain->features ? chain->features : dlc_test_host_isa());
-  uint64_t code = dlc_ab_code(b, chain->code, chain->code_size);
+  uint32_t format = chain->linked ? DLCX_CODE_LINKED : DLCX_CODE_ELF_SHARED;
+  uint64_t code_size = chain->linked ? 0 : chain->code_size;
+  uint64_t code =
+      chain->linked ? 0 : dlc_ab_code(b, chain->code, chain->code_size);
   uint32_t x, y, sum, reversed, out, hits, c_scale, c_n;
   uint32_t k_add, k_reverse, k_scale, k_zero, k_count;
   uint32_t bindings[3];
@@ -49,18 +52,15 @@ void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,
   c_scale = dlc_ab_constant_tensor(b, "scale", DLCX_DTYPE_F32, 1, one, &scale);
   c_n = dlc_ab_constant_tensor(b, "n", DLCX_DTYPE_U32, 0, NULL, &n);
 
-  k_add = dlc_ab_kernel(b, "dlc_test_add", DLCX_CODE_ELF_SHARED, code,
-                        chain->code_size, 3);
+  k_add = dlc_ab_kernel(b, "dlc_test_add", format, code, code_size, 3);
   k_reverse = dlc_ab_kernel(
       b, chain->serial_reverse ? "dlc_test_reverse_all" : "dlc_test_reverse",
-      DLCX_CODE_ELF_SHARED, code, chain->code_size, 3);
+      format, code, code_size, 3);
   k_scale = dlc_ab_kernel(
-      b, chain->scale_kernel ? chain->scale_kernel : "dlc_test_scale",
-      DLCX_CODE_ELF_SHARED, code, chain->code_size, 3);
-  k_zero = dlc_ab_kernel(b, "dlc_test_zero", DLCX_CODE_ELF_SHARED, code,
-                         chain->code_size, 1);
-  k_count = dlc_ab_kernel(b, "dlc_test_count", DLCX_CODE_ELF_SHARED, code,
-                          chain->code_size, 1);
+      b, chain->scale_kernel ? chain->scale_kernel : "dlc_test_scale", format,
+      code, code_size, 3);
+  k_zero = dlc_ab_kernel(b, "dlc_test_zero", format, code, code_size, 1);
+  k_count = dlc_ab_kernel(b, "dlc_test_count", format, code, code_size, 1);
 
   bindings[0] = x, bindings[1] = y, bindings[2] = sum;
   dlc_ab_launch(b, k_add, bindings, 3, gx, gy, gz);

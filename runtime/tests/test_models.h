@@ -28,6 +28,9 @@ typedef struct dlc_test_chain_t {
   /* Nonzero: a CPU_CODE_ID section holding `code_id`. */
   int has_code_id;
   uint64_t code_id;
+  /* Nonzero: no code, the kernels DLCX_CODE_LINKED (as a target without a
+   * loader gets them). */
+  int linked;
 } dlc_test_chain_t;
 
 void dlc_test_build_chain(const dlc_test_chain_t *chain, uint8_t **out_data,

@@ -607,7 +607,28 @@ static void test_linked_driver(void) {
            dlc_context_message(context));
   dlc_model_destroy(model);
   dlc_ab_free(data);
+
+  /* An artifact without code (a target without a loader, format 1.4):
+   * the dlopen driver has nothing to load and says what to do ... */
+  chain.linked = 1;
+  chain.code_id = fingerprint;
+  dlc_test_build_chain(&chain, &data, &size);
+  CHECK_STATUS(dlc_model_load_memory(context, data, size, NULL, &model),
+               DLC_ERROR_UNSUPPORTED, dlc_context_message(context));
+  CHECK_CONTAINS(dlc_context_message(context),
+                 "the artifact carries no code (its target has no loader)");
   dlc_context_destroy(context);
+  /* ... and the linked driver runs it with the kernels of this program. */
+  CHECK_OK(
+      dlc_cpu_driver_create_linked(NULL, g_symbols, 5, fingerprint, &driver),
+      "");
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  CHECK_OK(dlc_context_register_driver(context, driver),
+           dlc_context_message(context));
+  load_and_check_chain(context, data, size);
+  dlc_ab_free(data);
+  dlc_context_destroy(context);
+  dlc_driver_destroy(driver);
 }
 
 static void test_driver_errors(void) {

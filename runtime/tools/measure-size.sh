@@ -6,7 +6,11 @@
 # driver needs the Vulkan headers ($VULKAN_INCLUDE, default /usr/include),
 # which are the same for every architecture.
 #
-# usage: runtime/tools/measure-size.sh [CC ...]   (default: cc)
+# A compiler for a target without an OS (arm-none-eabi-gcc) gets the
+# bare-metal configuration only; $CFLAGS reach every compile (the CPU:
+# CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16").
+#
+# usage: [CFLAGS=...] runtime/tools/measure-size.sh [CC ...]   (default: cc)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -46,7 +50,9 @@ for cc in "${@:-cc}"; do
   strip_tool=${prefix}strip
   command -v "$size_tool" >/dev/null || size_tool=size
   command -v "$strip_tool" >/dev/null || strip_tool=strip
-  for config in hosted single-threaded bare-metal; do
+  configs="hosted single-threaded bare-metal"
+  case $("$cc" -dumpmachine) in *-none-* | *-elf) configs=bare-metal ;; esac
+  for config in $configs; do
     case $config in
     hosted) defs="" ;;
     single-threaded) defs="-DDLC_RUNTIME_SINGLE_THREADED" ;;
@@ -60,7 +66,7 @@ for cc in "${@:-cc}"; do
       [ "$have_vulkan" = 1 ] && gpu="$gpu $here/src/drivers/vulkan/*.c"
     fi
     # shellcheck disable=SC2086
-    (cd "$dir" && "$cc" -std=c99 -O2 $defs -I"$here/include" -I"$work/include" \
+    (cd "$dir" && "$cc" -std=c99 -O2 ${CFLAGS:-} $defs -I"$here/include" -I"$work/include" \
       -c "$here"/src/*.c "$here"/src/drivers/cpu/*.c $gpu)
     for o in "$dir"/*.o; do "$strip_tool" --strip-unneeded "$o"; done
     vk_size=-

@@ -954,6 +954,43 @@ def build_vad_runtime_sr():
 # Transformers
 
 
+@zoo_model("Keyword spotting DS-CNN (MLPerf Tiny's DS-CNN-S): 49x10 MFCC "
+           "frames, Conv 10x4 stride 2 with TensorFlow's asymmetric 'same' "
+           "padding, four depthwise-separable blocks (3x3 depthwise, 1x1), "
+           "AveragePool over the 25x5 map, Gemm to 12 keywords, Softmax; "
+           "BN folded. Small enough for a Cortex-M4 (the bare-metal test)",
+           TOL_PROB)
+def build_kws_dscnn():
+    g = GraphBuilder("kws_dscnn", 13, 17)
+    g.input("mfcc", np.float32, [1, 1, 49, 10])
+    channels, keywords = 64, 12
+    with g.scope("features"):
+        # TensorFlow 'same' for 49x10, kernel 10x4, stride 2: pads 4/5 rows,
+        # 1/1 columns (an exporter writes them as explicit pads).
+        with g.scope("conv0"):
+            w = g.normal((channels, 1, 10, 4), math.sqrt(2.0 / 40))
+            x = g.op("Conv", ["mfcc", g.initializer(w, "weight"),
+                              g.initializer(g.normal(channels, 0.05),
+                                            "bias")],
+                     kernel_shape=[10, 4], strides=[2, 2],
+                     pads=[4, 1, 5, 1])
+        x = g.op("Relu", [x])
+        for i in range(4):
+            with g.scope("block%d" % i):
+                x = B.conv(g, x, channels, channels, 3, group=channels,
+                           bn="fold", act="relu", name="depthwise")
+                x = B.conv(g, x, channels, channels, 1, bn="fold",
+                           act="relu", name="pointwise")
+        x = g.op("AveragePool", [x], kernel_shape=[25, 5], strides=[25, 5])
+    x = B.flatten_for_classifier(g, x, "flatten")
+    x = B.gemm(g, x, channels, keywords, name="classifier")
+    x = g.op("Softmax", [x], axis=1)
+    g.output(x, "probabilities", np.float32, [1, keywords])
+    return g, [dict(name="mfcc", dtype="float32", dist="uniform", low=-3.0,
+                    high=3.0, note="MFCC coefficients, standardized per "
+                    "coefficient as the feature extractor writes them")]
+
+
 def bert(name, opset, seed, decomposed_ln, dynamic):
     """BERT-tiny (google/bert_uncased_L-2_H-128_A-2 dimensions)."""
     vocab, hidden, layers, heads, inner, seq = 30522, 128, 2, 2, 512, 128

@@ -57,6 +57,8 @@ uint64_t isaFeature(const llvm::Triple &triple) {
     return DLCX_FEATURE_CPU_ARMV7;
   case llvm::Triple::riscv64:
     return DLCX_FEATURE_CPU_RISCV64;
+  case llvm::Triple::thumb: // ARMv7E-M (TargetDescription accepts no other)
+    return DLCX_FEATURE_CPU_ARMV7EM;
   default:
     return 0;
   }
@@ -111,7 +113,10 @@ createTargetMachine(const dlc::TargetDescription &target, std::string &error) {
   std::string features = f.getString();
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(llvmTarget->createTargetMachine(
-      triple, target.cpu, features, options, llvm::Reloc::PIC_, std::nullopt,
+      triple, target.cpu, features, options,
+      // A shared object where there is a loader; bare metal links the
+      // object into the firmware at fixed addresses.
+      target.isHosted ? llvm::Reloc::PIC_ : llvm::Reloc::Static, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
     error = "cannot create an LLVM target machine for " + target.triple;
@@ -382,13 +387,18 @@ LogicalResult dlc::compileCPUKernels(ModuleOp module,
   out.features = isa | extensionFeatures(*tm, isa);
   out.cpuCodeId = dlcx_checksum(
       reinterpret_cast<const uint8_t *>(object.data()), object.size());
+  // Without a loader (bare metal) the artifact carries no code: the
+  // application links the object (--emit=obj), which CPU_CODE_ID names.
   if (relocatable) {
     out.code = object.str().str();
-  } else if (failed(linkSharedObject(loc, object.str(), out.code))) {
+  } else if (target.isHosted &&
+             failed(linkSharedObject(loc, object.str(), out.code))) {
     return failure();
   }
   for (KernelInfo &k : out.kernels) {
-    k.codeFormat = relocatable ? 0 : DLCX_CODE_ELF_SHARED;
+    k.codeFormat = relocatable       ? 0
+                   : target.isHosted ? DLCX_CODE_ELF_SHARED
+                                     : DLCX_CODE_LINKED;
     k.codeOffset = 0;
     k.codeSize = out.code.size();
   }

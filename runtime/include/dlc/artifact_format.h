@@ -28,7 +28,7 @@ extern "C" {
 
 #define DLCX_MAGIC 0x58434c44u /* "DLCX" read as a little-endian u32 */
 #define DLCX_VERSION_MAJOR 1u
-#define DLCX_VERSION_MINOR 3u
+#define DLCX_VERSION_MINOR 4u
 #define DLCX_ALIGNMENT 64u
 /* Lanes that share a row reduction in kernels of the VK_SUBGROUP feature
  * (their xor shuffles must stay inside one subgroup): devices need
@@ -54,6 +54,8 @@ typedef enum dlcx_feature_e {
   DLCX_FEATURE_CPU_AARCH64 = 1u << 1,
   DLCX_FEATURE_CPU_ARMV7 = 1u << 2,
   DLCX_FEATURE_CPU_RISCV64 = 1u << 3,
+  /* ARMv7E-M (Cortex-M4/M7: Thumb-2, DSP, a single-precision FPU). */
+  DLCX_FEATURE_CPU_ARMV7EM = 1u << 4,
   /* Vulkan: capabilities beyond the Vulkan 1.1 / SPIR-V 1.3 baseline. */
   DLCX_FEATURE_VK_FLOAT16 = 1u << 8,
   DLCX_FEATURE_VK_INT8_STORAGE = 1u << 9,
@@ -247,6 +249,10 @@ typedef enum dlcx_code_format_e {
   DLCX_CODE_SPIRV = 2,      /* one SPIR-V module */
   DLCX_CODE_PTX = 3,        /* PTX text, NUL-terminated */
   DLCX_CODE_CUBIN = 4,      /* an ELF cubin for header.target_sm */
+  /* Since 1.4, CPU: no code in the artifact (code_size 0); the kernels are
+   * linked into the application (the object of CPU_CODE_ID's fingerprint,
+   * which the artifact must have). Targets without a loader get this. */
+  DLCX_CODE_LINKED = 5,
 } dlcx_code_format_t;
 
 typedef struct dlcx_header_t {

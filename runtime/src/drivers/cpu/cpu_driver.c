@@ -26,18 +26,19 @@
 #define DLC_HAVE_CLOCK_GETTIME 0
 #endif
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../format_macros.h"
 #include "cpu_loader.h"
 #include "cpu_pool.h"
 #include "dlc/cpu_driver.h"
 
 #define DLC_CPU_ISA_MASK                                                       \
   ((uint64_t)(DLCX_FEATURE_CPU_X86_64 | DLCX_FEATURE_CPU_AARCH64 |             \
-              DLCX_FEATURE_CPU_ARMV7 | DLCX_FEATURE_CPU_RISCV64))
+              DLCX_FEATURE_CPU_ARMV7 | DLCX_FEATURE_CPU_RISCV64 |              \
+              DLCX_FEATURE_CPU_ARMV7EM))
 
 typedef struct dlc_cpu_driver_state_t {
   dlc_driver_t driver; /* first: the vtable's address is the state's */
@@ -165,6 +166,13 @@ static dlc_status_t dlc_cpu_resolve_loaded(dlc_cpu_model_t *model,
   dlc_cpu_blob_t *blob = NULL;
   uint32_t i;
 
+  if (k->code_format == DLCX_CODE_LINKED)
+    return dlc_message_set(message, DLC_ERROR_UNSUPPORTED,
+                           "kernel %" PRIu32 " ('%s'): the artifact carries "
+                           "no code (its target has no loader); link the "
+                           "object and kernel table dlc-compile --emit=obj "
+                           "writes, and register dlc_cpu_driver_create_linked",
+                           index, name);
   if (k->code_format != DLCX_CODE_ELF_SHARED)
     return dlc_message_set(message, DLC_ERROR_UNSUPPORTED,
                            "kernel %" PRIu32 " ('%s'): code_format %" PRIu32

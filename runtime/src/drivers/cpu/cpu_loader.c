@@ -31,6 +31,10 @@
 #elif defined(__aarch64__)
 #define DLC_HOST_ISA DLCX_FEATURE_CPU_AARCH64
 #define DLC_HOST_ELF_MACHINE 183
+#elif defined(__arm__) && defined(__ARM_ARCH_7EM__)
+/* Cortex-M4/M7: no loader, only linked kernels. */
+#define DLC_HOST_ISA DLCX_FEATURE_CPU_ARMV7EM
+#define DLC_HOST_ELF_MACHINE 40
 #elif defined(__arm__)
 #define DLC_HOST_ISA DLCX_FEATURE_CPU_ARMV7
 #define DLC_HOST_ELF_MACHINE 40
@@ -54,6 +58,8 @@ const char *dlc_cpu_isa_name(uint64_t isa) {
     return "armv7";
   case DLCX_FEATURE_CPU_RISCV64:
     return "riscv64";
+  case DLCX_FEATURE_CPU_ARMV7EM:
+    return "armv7e-m";
   }
   return isa ? "several ISAs" : "no known ISA";
 }
