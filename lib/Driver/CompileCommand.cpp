@@ -78,8 +78,8 @@ static cl::opt<dlc::EmitKind> emitKind(
         clEnumValN(dlc::EmitKind::QDQONNX, "onnx",
                    "the model as a rewrite left it: with --quantize the "
                    "QDQ model, with --weights the model with MatMulNBits "
-                   "nodes, with --precision the 16-bit model (ONNX Runtime "
-                   "runs each)"),
+                   "nodes, with --precision the 16-bit model, with --prune "
+                   "the pruned model (ONNX Runtime runs each)"),
         clEnumValN(dlc::EmitKind::QDQONNX, "qdq-onnx",
                    "the same as onnx (its first name)")),
     cl::cat(category));
@@ -211,6 +211,22 @@ static cl::opt<std::string> precision(
              "error against float32. fp32: the model as it is (default)"),
     cl::value_desc("fp32|fp16|bf16"), cl::init(""), cl::cat(quantCategory));
 
+static cl::opt<std::string> prune(
+    "prune",
+    cl::desc("Prune Conv, Gemm and MatMul weights by magnitude (changes the "
+             "model): N:M keeps N of every M consecutive weights along the "
+             "reduction (2:4), block:<R>x<C>:<density> keeps that share of "
+             "R-output by C-reduction blocks, magnitude:<density> that "
+             "share of weights; --quant-report with --calibration-data "
+             "writes the error against the unpruned model"),
+    cl::value_desc("N:M|block:RxC:D|magnitude:D"), cl::init(""),
+    cl::cat(quantCategory));
+static cl::opt<std::string>
+    pruneSkip("prune-skip",
+              cl::desc("With --prune: leave these nodes' weights as they are"),
+              cl::value_desc("name,name"), cl::init(""),
+              cl::cat(quantCategory));
+
 /// --quant-report and --calibration-data for a rewrite (`flag`) whose
 /// report measures the outputs' error on the calibration data when given.
 template <typename Options>
@@ -300,11 +316,48 @@ static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
   return "";
 }
 
+/// Checks --prune and its options; fills `options` when --prune is given.
+/// Returns an error message or "".
+static std::string readPruneOptions(dlc::PruneOptions &options) {
+  if (!prune.getNumOccurrences()) {
+    if (pruneSkip.getNumOccurrences())
+      return "--prune-skip needs --prune";
+    return "";
+  }
+  for (cl::Option *o :
+       std::initializer_list<cl::Option *>{&quantize, &weights, &precision})
+    if (o->getNumOccurrences() && (o != &precision || lowersPrecision()))
+      return ("--prune does not go together with --" + o->ArgStr +
+              " yet: prune first (--prune=... --emit=onnx -o pruned.onnx), "
+              "then give the pruned model to --" +
+              o->ArgStr)
+          .str();
+  for (cl::Option *o :
+       std::initializer_list<cl::Option *>{&calibrationMethod, &keepFloat})
+    if (o->getNumOccurrences())
+      return ("--" + o->ArgStr + " is for --quantize, not --prune").str();
+  if (splitInputFile)
+    return "--prune does not work with --split-input-file";
+  std::string error;
+  std::optional<dlc::PruneOptions> parsed = dlc::parsePruneSpec(prune, error);
+  if (!parsed)
+    return error;
+  options = *parsed;
+  if (std::string error = readReportOptions("--prune", options); !error.empty())
+    return error;
+  SmallVector<StringRef> names;
+  StringRef(pruneSkip).split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef name : names)
+    options.skip.push_back(name.str());
+  return "";
+}
+
 /// Checks the quantization options together; fills `options` when
 /// --quantize is given. Returns an error message or "".
 static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
   bool quantizing = quantize.getNumOccurrences() > 0;
-  if (weights.getNumOccurrences() || (lowersPrecision() && !quantizing))
+  if (weights.getNumOccurrences() || (lowersPrecision() && !quantizing) ||
+      prune.getNumOccurrences())
     return "";
   if (!quantizing) {
     for (cl::Option *o : std::initializer_list<cl::Option *>{
@@ -413,8 +466,10 @@ static std::string defaultOutput(llvm::StringRef input, dlc::EmitKind kind) {
   if (kind == dlc::EmitKind::QDQONNX) {
     // model.onnx -> model.qdq.onnx (model.fp16.onnx), never the input
     // itself.
-    llvm::sys::path::replace_extension(
-        path, lowersPrecision() ? precision + ".onnx" : "qdq.onnx");
+    llvm::sys::path::replace_extension(path,
+                                       prune.getNumOccurrences() ? "pruned.onnx"
+                                       : lowersPrecision() ? precision + ".onnx"
+                                                           : "qdq.onnx");
     return std::string(path);
   }
   llvm::sys::path::replace_extension(path, kind == dlc::EmitKind::SPIRV ? "spv"
@@ -560,6 +615,11 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
     }
   }
   options.symbolPrefix = symbolPrefix;
+  dlc::PruneOptions pruneOptions;
+  if (std::string error = readPruneOptions(pruneOptions); !error.empty()) {
+    errs << "dlc-compile: error: " << error << "\n";
+    return 1;
+  }
   dlc::QuantizeOptions quantizeOptions;
   if (std::string error = readQuantizeOptions(quantizeOptions);
       !error.empty()) {
@@ -578,10 +638,13 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
     return 1;
   }
   bool weighting = weights.getNumOccurrences() > 0;
-  bool quantizing =
-      !quantizeOptions.calibrationDir.empty() || weighting || lowersPrecision();
+  bool pruning = prune.getNumOccurrences() > 0;
+  bool quantizing = !quantizeOptions.calibrationDir.empty() || weighting ||
+                    lowersPrecision() || pruning;
   // One of the model rewrites, if any, then what `emit` asks for.
   auto runQuantizer = [&](llvm::raw_ostream &os) {
+    if (pruning)
+      return dlc::pruneONNXFile(context, inputFile, options, pruneOptions, os);
     if (lowersPrecision())
       return dlc::lowerPrecisionONNXFile(context, inputFile, options,
                                          precisionOptions, os);

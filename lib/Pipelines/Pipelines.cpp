@@ -399,8 +399,8 @@ std::string dlc::checkCompileOptions(const CompileOptions &options) {
       {EmitKind::Object, TargetKind::CPU, "obj", "cpu"},
   };
   if (options.emit == EmitKind::QDQONNX)
-    return "--emit=onnx writes the model --quantize, --weights or "
-           "--precision made; it needs one of them";
+    return "--emit=onnx writes the model --quantize, --weights, "
+           "--precision or --prune made; it needs one of them";
   for (const Code &c : codes)
     if (options.emit == c.emit && options.target.kind != c.kind)
       return (llvm::Twine("--emit=") + c.flag + " needs a " + c.target +

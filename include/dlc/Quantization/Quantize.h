@@ -182,6 +182,51 @@ mlir::LogicalResult lowerPrecisionONNXFile(mlir::MLIRContext &context,
                                            const PrecisionOptions &options,
                                            llvm::raw_ostream &output);
 
+/// dlc-compile --prune: magnitude pruning of Conv, Gemm and MatMul weights
+/// (lib/Quantization/Pruning.cpp).
+struct PruneOptions {
+  enum Kind { NM, Block, Magnitude } kind = NM;
+  /// NM: keep n of every m consecutive reduction elements of an output.
+  int64_t n = 2, m = 4;
+  /// Block: blocks of `rows` outputs by `cols` reduction elements.
+  int64_t rows = 4, cols = 1;
+  /// Block and Magnitude: the share of blocks (elements) kept, in (0, 1].
+  double density = 0.5;
+  /// Nodes (by name, or by their first output's name) left as they are.
+  std::vector<std::string> skip;
+  /// Where to write the per-layer report (JSON), or "".
+  std::string reportPath;
+  /// With a report: samples to measure the outputs' error against the
+  /// original model on (the --quantize folder layout), or "".
+  std::string calibrationDir;
+  /// As --prune was given: 2:4, block:4x1:0.2, magnitude:0.5.
+  std::string spelling;
+};
+
+/// Parses `N:M`, `block:<R>x<C>:<density>` or `magnitude:<density>`; on
+/// failure returns nothing and sets `error`.
+std::optional<PruneOptions> parsePruneSpec(llvm::StringRef spec,
+                                           std::string &error);
+
+/// Zeroes the weights of every Conv, Gemm and MatMul of `model` with a
+/// constant float32 weight as `options` says, and writes the report if
+/// asked. Fails when nothing can be pruned or a skipped node does not
+/// exist.
+mlir::LogicalResult pruneWeights(mlir::MLIRContext &context,
+                                 ::onnx::ModelProto &model,
+                                 llvm::StringRef modelName,
+                                 const ONNXImportOptions &importOptions,
+                                 const PruneOptions &options);
+
+/// dlc-compile --prune: reads the model at `path`, prunes it and writes
+/// what `compileOptions.emit` asks for (EmitKind::QDQONNX: the pruned
+/// model itself).
+mlir::LogicalResult pruneONNXFile(mlir::MLIRContext &context,
+                                  llvm::StringRef path,
+                                  const CompileOptions &compileOptions,
+                                  const PruneOptions &options,
+                                  llvm::raw_ostream &output);
+
 } // namespace dlc
 
 #endif // DLC_QUANTIZATION_QUANTIZE_H
