@@ -41,6 +41,30 @@ TEST(TargetDescription, CrossCPU) {
             std::string::npos);
 }
 
+TEST(TargetDescription, Microcontroller) {
+  // No OS: no loader, no threads, a Cortex-M4 unless --cpu says otherwise,
+  // and little memory: scratch and stack budgets that hosted CPUs lack.
+  TargetDescription m4 = parseOk("cpu:thumbv7em-none-eabihf");
+  EXPECT_FALSE(m4.isHosted);
+  EXPECT_EQ(m4.cpu, "cortex-m4");
+  EXPECT_EQ(m4.vectorRegisters, 8u);
+  EXPECT_EQ(m4.scratchBudget, 8192u);
+  EXPECT_EQ(m4.stackTemporaryLimit, 512u);
+  TargetDescription host = parseOk("cpu:x86_64-linux-gnu");
+  EXPECT_TRUE(host.isHosted);
+  EXPECT_EQ(host.scratchBudget, 0u);
+  EXPECT_EQ(host.stackTemporaryLimit, 16384u);
+  llvm::Expected<TargetDescription> m7 =
+      TargetDescription::parse("cpu:thumbv7em-none-eabihf", "cortex-m7");
+  ASSERT_TRUE(static_cast<bool>(m7));
+  EXPECT_EQ(m7->cpu, "cortex-m7");
+  llvm::Expected<TargetDescription> a53 =
+      TargetDescription::parse("cpu:thumbv7em-none-eabihf", "cortex-a53");
+  ASSERT_FALSE(static_cast<bool>(a53));
+  EXPECT_NE(llvm::toString(a53.takeError()).find("not a Cortex-M with an FPU"),
+            std::string::npos);
+}
+
 TEST(TargetDescription, VulkanFeatures) {
   TargetDescription base = parseOk("vulkan");
   EXPECT_FALSE(base.hasFloat16);

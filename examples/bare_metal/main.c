@@ -36,7 +36,7 @@ extern const size_t dlc_kernel_count;
 extern const uint64_t dlc_kernels_fingerprint;
 
 #ifndef FIRMWARE_POOL_BYTES
-#define FIRMWARE_POOL_BYTES (160u * 1024u)
+#define FIRMWARE_POOL_BYTES (96u * 1024u)
 #endif
 
 /* The runtime's memory: a bump allocator over a static pool, which frees

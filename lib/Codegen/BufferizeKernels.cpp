@@ -26,7 +26,6 @@ using namespace mlir;
 namespace {
 
 /// Temporaries up to this size live on the stack of the worker thread.
-constexpr unsigned kStackAllocLimit = 16 * 1024;
 
 MemRefType toMemRef(Type t) {
   auto tensor = cast<RankedTensorType>(t);
@@ -146,7 +145,9 @@ struct BufferizeKernelsPass
     pm.addPass(createCanonicalizerPass());
     bufferization::PromoteBuffersToStackPassOptions stack;
     stack.maxAllocSizeInBytes =
-        stackOnly ? std::numeric_limits<unsigned>::max() : kStackAllocLimit;
+        stackOnly ? std::numeric_limits<unsigned>::max()
+                  : static_cast<unsigned>(std::clamp<int64_t>(
+                        stackLimit, 0, std::numeric_limits<unsigned>::max()));
     stack.maxRankOfAllocatedMemRef = 8;
     pm.nest<func::FuncOp>().addPass(
         bufferization::createPromoteBuffersToStackPass(stack));

@@ -350,6 +350,86 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   return plan;
 }
 
+/// Targets with little memory (a `scratch-bytes` budget): splits the
+/// root's loops further until what one workgroup builds in its thread's
+/// scratch fits `budget`: a convolution's padded input (`paddedBytes` in
+/// all), which shrinks with the splits of the loops that index it
+/// (`preferred`), and the kernel's largest intermediate tensor
+/// (`intermediateBytes`), which shrinks with every split. On a
+/// microcontroller that scratch is RAM taken from everything else, and
+/// workgroups run one after another on its one core, so more of them cost
+/// little. Loops that index the padded input are split first (outer
+/// first), then the others; never the last parallel loop (the vectorized
+/// columns); channel blocks only whole; at most three split loops. A
+/// budget that cannot be met leaves the smallest tiles found.
+void fitScratchTiles(TilingPlan &plan, ArrayRef<utils::IteratorType> iterators,
+                     ArrayRef<int64_t> extents,
+                     const llvm::SmallBitVector &reduced,
+                     const llvm::SmallBitVector &preferred,
+                     std::optional<ChannelLoop> channels, int64_t paddedBytes,
+                     int64_t intermediateBytes, int64_t budget) {
+  unsigned n = iterators.size();
+  SmallVector<int64_t> counts(n, 1);
+  for (unsigned i = 0; i < n; ++i)
+    if (plan.workgroupTiles.size() == n && plan.workgroupTiles[i] > 0)
+      counts[i] = extents[i] / plan.workgroupTiles[i];
+  int64_t lastParallel = -1;
+  for (auto [i, it] : llvm::enumerate(iterators))
+    if (it == utils::IteratorType::parallel)
+      lastParallel = i;
+  auto perWorkgroup = [&]() {
+    int64_t indexing = 1, all = 1;
+    for (unsigned i = 0; i < n; ++i) {
+      all *= counts[i];
+      if (preferred.test(i))
+        indexing *= counts[i];
+    }
+    return (paddedBytes + indexing - 1) / indexing +
+           (intermediateBytes + all - 1) / all;
+  };
+  auto splitLoops = [&]() {
+    return llvm::count_if(counts, [](int64_t c) { return c > 1; });
+  };
+  SmallVector<unsigned> order;
+  for (unsigned i = 0; i < n; ++i)
+    if (preferred.test(i))
+      order.push_back(i);
+  for (unsigned i = 0; i < n; ++i)
+    if (!preferred.test(i))
+      order.push_back(i);
+  bool changed = false;
+  while (perWorkgroup() > budget) {
+    bool grew = false;
+    for (unsigned i : order) {
+      bool channelLoop = channels && i == channels->loop;
+      int64_t granule = channelLoop ? std::max<int64_t>(channels->block, 1) : 1;
+      if (grew || reduced.test(i) ||
+          iterators[i] != utils::IteratorType::parallel ||
+          (static_cast<int64_t>(i) == lastParallel && !channelLoop) ||
+          extents[i] % granule != 0 || (counts[i] == 1 && splitLoops() == 3))
+        continue;
+      // The next count that leaves whole granules per tile.
+      int64_t units = extents[i] / granule;
+      for (int64_t d = counts[i] + 1; d <= units && !grew; ++d)
+        if (units % d == 0) {
+          counts[i] = d;
+          grew = changed = true;
+        }
+    }
+    if (!grew)
+      break;
+  }
+  if (!changed)
+    return;
+  plan.workgroupTiles.assign(n, 0);
+  plan.grid.clear();
+  for (unsigned i = 0; i < n; ++i)
+    if (counts[i] > 1) {
+      plan.workgroupTiles[i] = extents[i] / counts[i];
+      plan.grid.push_back(counts[i]);
+    }
+}
+
 /// The root loops planGPU distributes: x, y, z.
 SmallVector<unsigned> gpuLoops(ArrayRef<utils::IteratorType> iterators,
                                ArrayRef<int64_t> extents,
@@ -663,6 +743,27 @@ LogicalResult tileKernel(func::FuncOp kernel,
     plan = planCPU(iterators, extents, reduced, preferred,
                    kernelWork(kernel, extents), options.targetWorkgroups,
                    options.minWork, channels, padsInput);
+  // What a workgroup builds in its scratch, when the target bounds it:
+  // the padding of convolution inputs and the largest other temporary.
+  if (options.maxThreads == 0 && options.scratchBytes > 0) {
+    auto bytes = [](Type t) -> int64_t {
+      auto type = dyn_cast<RankedTensorType>(t);
+      if (!type || !type.hasStaticShape() ||
+          !type.getElementType().isIntOrFloat())
+        return 0;
+      return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    };
+    int64_t paddedBytes = 0, intermediateBytes = 0;
+    kernel.walk(
+        [&](tensor::PadOp pad) { paddedBytes += bytes(pad.getType()); });
+    kernel.walk([&](linalg::LinalgOp op) {
+      if (op.getOperation() != rootOp)
+        for (Value r : op->getResults())
+          intermediateBytes = std::max(intermediateBytes, bytes(r.getType()));
+    });
+    fitScratchTiles(plan, iterators, extents, reduced, preferred, channels,
+                    paddedBytes, intermediateBytes, options.scratchBytes);
+  }
   // On GPUs one thread for the whole kernel is the worst plan: splitting
   // reduced loops after all costs recomputation (or none, when the other
   // reduction runs over different dims, as global pooling's does).
@@ -705,8 +806,8 @@ struct TileAndDistributePass
     func::FuncOp kernel = getOperation();
     if (!kernel->hasAttr(dlc::kKernelAttr) || kernel.isExternal())
       return;
-    if (failed(tileKernel(
-            kernel, {targetWorkgroups, minWork, maxThreads, subgroupLanes})))
+    if (failed(tileKernel(kernel, {targetWorkgroups, minWork, maxThreads,
+                                   subgroupLanes, scratchBytes})))
       signalPassFailure();
   }
 };

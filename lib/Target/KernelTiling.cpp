@@ -42,6 +42,7 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   tiling.minWork = 16384;
   tiling.maxThreads =
       target.isGPU() ? std::min<unsigned>(target.maxWorkgroupSize, 256) : 0;
+  tiling.scratchBytes = static_cast<int64_t>(target.scratchBudget);
   // Vulkan with subgroup operations: lanes share each row reduction
   // (`+subgroup` asks for subgroups of at least that many invocations).
   bool subgroupRows = target.hasSubgroupRowReductions;
@@ -57,6 +58,7 @@ void dlc::buildKernelTilingPipeline(OpPassManager &pm,
   if (!target.privateMemorySpace.empty())
     bufferize.privateMemorySpace = target.privateMemorySpace;
   bufferize.stackOnly = target.isGPU();
+  bufferize.stackLimit = static_cast<int64_t>(target.stackTemporaryLimit);
   pm.addPass(createBufferizeKernels(bufferize));
   if (target.isGPU()) {
     // Sequential loops (recurrent layers) over a workgroup, their shared

@@ -110,6 +110,12 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
   }
   t.features = llvm::join(features, ",");
   t.isHosted = triple.getOS() != llvm::Triple::UnknownOS;
+  // Without an OS, a microcontroller: RAM in hundreds of KiB, one core,
+  // a stack of a few KiB.
+  if (!t.isHosted) {
+    t.scratchBudget = 8192;
+    t.stackTemporaryLimit = 512;
+  }
   std::string all = t.features;
   if (host) {
     llvm::SubtargetFeatures f;

@@ -1,4 +1,5 @@
 // RUN: dlc-opt %s --dlc-bufferize-kernels | FileCheck %s
+// RUN: dlc-opt %s --dlc-bufferize-kernels=stack-limit=8 | FileCheck %s --check-prefix=SMALL-STACK
 
 // Operands become read-only buffers, the result an output buffer written in
 // place (no copy, no allocation).
@@ -19,10 +20,15 @@ func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> attributes
   return %r : tensor<4xf32>
 }
 
-// Temporaries that fit are on the stack.
+// Temporaries that fit are on the stack; with a smaller stack-limit
+// (microcontrollers: 512 bytes) they are allocations, which
+// dlc-cpu-scratch then places in the thread's scratch.
 // CHECK-LABEL: func.func @temp
 // CHECK: memref.alloca() {{.*}} : memref<4xf32>
 // CHECK-NOT: memref.alloc(
+// SMALL-STACK-LABEL: func.func @temp
+// SMALL-STACK-NOT: memref.alloca
+// SMALL-STACK: memref.alloc() {{.*}} : memref<4xf32>
 func.func @temp(%a: tensor<4xf32>) -> tensor<4xf32> attributes {dlc.kernel} {
   %e = tensor.empty() : tensor<4xf32>
   %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {

@@ -3,6 +3,7 @@
 // RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers=copies=1 --dlc-tile-and-distribute="threads=64 subgroup-lanes=8" --canonicalize | FileCheck %s --check-prefix=LANES
 // RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers --dlc-tile-and-distribute="workgroups=64 min-work=16384" --canonicalize | FileCheck %s --check-prefix=WORK
 // RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers --dlc-tile-and-distribute="workgroups=8 min-work=1" 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
+// RUN: dlc-opt %s --split-input-file --dlc-tileable-gathers --dlc-tile-and-distribute="workgroups=64 min-work=16384 scratch-bytes=8192" --canonicalize | FileCheck %s --check-prefix=SCRATCH
 
 // The result op is split along its outer parallel loop, in tiles of 8 rows
 // (a register block's rows): 2 of the 8 workgroups asked for. The 32
@@ -150,6 +151,39 @@ func.func @pad_runtime_value(%a: tensor<1x8x16x16xi8>, %z: tensor<i8>) -> tensor
     tensor.yield %v : i8
   } : tensor<1x8x16x16xi8> to tensor<1x8x18x18xi8>
   return %p : tensor<1x8x18x18xi8>
+}
+
+// -----
+
+// A small depthwise convolution (a keyword spotter's, 64 channels of
+// 25x5): too little work to split for threads, so one workgroup pads the
+// whole input (64x27x7 floats, 48384 bytes) and holds the whole
+// convolution result (32000 bytes). With scratch-bytes=8192 (a
+// microcontroller) the loops that index the padded input are split, outer
+// first, until a workgroup's share fits: 16 tiles of 4 channels (3024 +
+// 2000 bytes).
+// WORK-LABEL: func.func @small_depthwise
+// WORK-SAME: dlc.grid = array<i64: 1, 1, 1>
+// SCRATCH-LABEL: func.func @small_depthwise
+// SCRATCH-SAME: dlc.grid = array<i64: 16, 1, 1>
+// SCRATCH: scf.forall (%{{.*}}) = (0) to (64) step (4)
+// SCRATCH: tensor.pad
+// SCRATCH: } : tensor<1x4x25x5xf32> to tensor<1x4x27x7xf32>
+func.func @small_depthwise(%a: tensor<1x64x25x5xf32>, %w: tensor<64x3x3xf32>) -> tensor<1x64x25x5xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %a low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x64x25x5xf32> to tensor<1x64x27x7xf32>
+  %e = tensor.empty() : tensor<1x64x25x5xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x25x5xf32>) -> tensor<1x64x25x5xf32>
+  %c = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x64x27x7xf32>, tensor<64x3x3xf32>) outs(%f : tensor<1x64x25x5xf32>) -> tensor<1x64x25x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x64x25x5xf32>) outs(%e : tensor<1x64x25x5xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x64x25x5xf32>
+  return %r : tensor<1x64x25x5xf32>
 }
 
 // -----

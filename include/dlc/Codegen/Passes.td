@@ -54,6 +54,12 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::func::FuncOp"> {
     elements about once each (a matrix-vector product) that input's size,
     whichever is most. Loops that a fused reduction reduces over are not
     split.
+    With `scratch-bytes` (CPUs with little memory: microcontrollers), the
+    root's loops are split further until what one workgroup builds in its
+    scratch fits about that many bytes: a convolution's padded input
+    (which shrinks with the loops that index it, split first) and the
+    kernel's largest temporary (which shrinks with every split); workgroups
+    there run one after another on one core.
     The trip counts are recorded as `dlc.grid = array<i64: x, y, z>` on the
     function (x is the innermost forall dimension). What tiling cannot
     slice has been rewritten by dlc-tileable-gathers before.
@@ -80,6 +86,9 @@ def TileAndDistribute : Pass<"dlc-tile-and-distribute", "mlir::func::FuncOp"> {
     Option<"subgroupLanes", "subgroup-lanes", "int64_t", "0",
            "GPUs with subgroup operations: lanes that share a row "
            "reduction (0: one thread per row)">,
+    Option<"scratchBytes", "scratch-bytes", "int64_t", "0",
+           "CPUs: about the most bytes one workgroup builds in its scratch "
+           "(padded inputs, temporaries; 0: no limit)">,
   ];
   let dependentDialects = ["mlir::scf::SCFDialect",
                            "mlir::tensor::TensorDialect",
@@ -105,6 +114,9 @@ def BufferizeKernels : Pass<"dlc-bufferize-kernels", "mlir::ModuleOp"> {
            "\"\"", "Memory space attribute of temporaries (default: none)">,
     Option<"stackOnly", "stack-only", "bool", "false",
            "Promote every temporary to the stack, whatever its size">,
+    Option<"stackLimit", "stack-limit", "int64_t", "16384",
+           "The largest temporary promoted to the stack, in bytes (CPUs; "
+           "larger ones go to the thread's scratch)">,
   ];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect",
                            "mlir::memref::MemRefDialect",

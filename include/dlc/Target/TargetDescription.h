@@ -74,6 +74,14 @@ struct TargetDescription {
   /// ARMv7 NEON: 16); the register tile keeps twice as many rows with 32.
   unsigned vectorRegisters = 16;
   bool isHosted = true; ///< CPU: has threads and a loader
+  /// CPU: about the most bytes one workgroup builds in its thread's scratch
+  /// (padded inputs, temporaries; 0: no limit). Microcontrollers, whose
+  /// scratch is RAM taken from the application, split kernels further.
+  uint64_t scratchBudget = 0;
+  /// CPU: the largest temporary a kernel keeps on the stack; larger ones
+  /// go to the thread's scratch (which the runtime sizes from the
+  /// artifact). Microcontrollers' stacks are a few KiB.
+  uint64_t stackTemporaryLimit = 16 * 1024;
   /// GPUs: workgroup memory one contraction may stage its inputs in
   /// (under what every device of the target has, leaving room for the
   /// kernel's other workgroup buffers).
