@@ -102,6 +102,22 @@ struct ExpandTrunc : public OpRewritePattern<math::TruncOp> {
   }
 };
 
+/// The f32 or f64 element type of a scalar or vector `type` that
+/// ExpandFloor and ExpandRoundEven rewrite, and a constant of that type.
+FloatType roundingElementType(Type type) {
+  auto elem = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+  return elem && (elem.isF32() || elem.isF64()) ? elem : FloatType();
+}
+
+Value floatConstant(PatternRewriter &rewriter, Location loc, Type type,
+                    double value) {
+  TypedAttr attr =
+      rewriter.getFloatAttr(cast<FloatType>(getElementTypeOrSelf(type)), value);
+  if (auto vec = dyn_cast<VectorType>(type))
+    attr = SplatElementsAttr::get(vec, attr);
+  return arith::ConstantOp::create(rewriter, loc, attr);
+}
+
 /// math.floor for targets without a rounding instruction, where it would
 /// be a call of floorf: r = roundeven(x), minus one where that rounded up.
 /// On such targets roundeven is ExpandRoundEven's two additions, so no
@@ -112,20 +128,15 @@ struct ExpandFloor : public OpRewritePattern<math::FloorOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::FloorOp op,
                                 PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    auto elem = dyn_cast<FloatType>(getElementTypeOrSelf(type));
-    if (!elem || !(elem.isF32() || elem.isF64()))
+    if (!roundingElementType(op.getType()))
       return failure();
     Location loc = op.getLoc();
-    TypedAttr one = rewriter.getFloatAttr(elem, 1.0);
-    if (auto vec = dyn_cast<VectorType>(type))
-      one = SplatElementsAttr::get(vec, one);
     Value x = op.getOperand();
     Value rounded = math::RoundEvenOp::create(rewriter, loc, x);
     Value roundedUp = arith::CmpFOp::create(
         rewriter, loc, arith::CmpFPredicate::OGT, rounded, x);
     Value below = arith::SubFOp::create(
-        rewriter, loc, rounded, arith::ConstantOp::create(rewriter, loc, one));
+        rewriter, loc, rounded, floatConstant(rewriter, loc, x.getType(), 1.0));
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, roundedUp, below, rounded);
     return success();
   }
@@ -283,15 +294,12 @@ struct ExpandRoundEven : public OpRewritePattern<math::RoundEvenOp> {
   LogicalResult matchAndRewrite(math::RoundEvenOp op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
-    auto elem = dyn_cast<FloatType>(getElementTypeOrSelf(type));
-    if (!elem || !(elem.isF32() || elem.isF64()))
+    FloatType elem = roundingElementType(type);
+    if (!elem)
       return failure();
     Location loc = op.getLoc();
-    auto constant = [&](double value) -> Value {
-      TypedAttr attr = rewriter.getFloatAttr(elem, value);
-      if (auto vec = dyn_cast<VectorType>(type))
-        attr = SplatElementsAttr::get(vec, attr);
-      return arith::ConstantOp::create(rewriter, loc, attr);
+    auto constant = [&](double value) {
+      return floatConstant(rewriter, loc, type, value);
     };
     Value x = op.getOperand();
     Value big = constant(elem.isF32() ? 0x1p23 : 0x1p52);

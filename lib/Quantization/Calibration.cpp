@@ -265,6 +265,68 @@ llvm::ArrayRef<float> dlc::valueOf(const HostModel &host,
   return {};
 }
 
+std::string dlc::externalDataDir(llvm::StringRef modelName,
+                                 const ONNXImportOptions &importOptions) {
+  if (!importOptions.externalDataDirectory.empty())
+    return importOptions.externalDataDirectory;
+  llvm::SmallString<256> dir(modelName);
+  llvm::sys::path::remove_filename(dir);
+  return dir.empty() ? "." : std::string(dir);
+}
+
+llvm::json::Array RewriteErrors::outputsJSON() const {
+  llvm::json::Array outputs;
+  for (auto [name, e] : llvm::zip(graphOutputs, graphErrors))
+    outputs.push_back(outputErrorJSON(name, e));
+  return outputs;
+}
+
+double RewriteErrors::endToEnd() const {
+  double worst = 0;
+  for (const ErrorStats &e : graphErrors)
+    worst = std::max(worst, e.relativeRMS());
+  return worst;
+}
+
+FailureOr<RewriteErrors> dlc::measureRewrite(
+    MLIRContext &context, const onnx::ModelProto &original,
+    const onnx::ModelProto &rewritten, llvm::StringRef modelName,
+    const ONNXImportOptions &importOptions, llvm::StringRef calibrationDir,
+    llvm::ArrayRef<std::string> tensors) {
+  if (calibrationDir.empty())
+    return RewriteErrors();
+  FailureOr<CalibrationSet> set = CalibrationSet::open(
+      context, calibrationDir, sampleInputs(original, importOptions));
+  if (failed(set))
+    return failure();
+  FailureOr<std::unique_ptr<HostModel>> before =
+      HostModel::compile(context, original, modelName, importOptions, tensors);
+  if (failed(before))
+    return failure();
+  FailureOr<std::unique_ptr<HostModel>> after =
+      HostModel::compile(context, rewritten, modelName, importOptions, tensors);
+  if (failed(after))
+    return failure();
+  llvm::StringMap<size_t> bo = outputIndex(**before), ao = outputIndex(**after);
+  RewriteErrors errors;
+  errors.tensors.resize(tensors.size());
+  for (const onnx::ValueInfoProto &output : original.graph().output())
+    errors.graphOutputs.push_back(output.name());
+  errors.graphErrors.resize(errors.graphOutputs.size());
+  errors.samples = static_cast<int64_t>(set->samples.size());
+  for (size_t s = 0; s < set->samples.size(); ++s) {
+    if (failed((*before)->run(*set, s)) || failed((*after)->run(*set, s)))
+      return failure();
+    for (auto [i, name] : llvm::enumerate(tensors))
+      errors.tensors[i].add(valueOf(**before, bo, name),
+                            valueOf(**after, ao, name));
+    for (auto [i, name] : llvm::enumerate(errors.graphOutputs))
+      errors.graphErrors[i].add(valueOf(**before, bo, name),
+                                valueOf(**after, ao, name));
+  }
+  return errors;
+}
+
 std::vector<std::string>
 dlc::sampleInputs(const onnx::ModelProto &model,
                   const ONNXImportOptions &importOptions) {

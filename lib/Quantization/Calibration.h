@@ -164,6 +164,35 @@ inline llvm::json::Object outputErrorJSON(llvm::StringRef name,
   };
 }
 
+/// Where a model's external data files are: --external-data-dir, else the
+/// model file's folder ("." for a model without one).
+std::string externalDataDir(llvm::StringRef modelName,
+                            const ONNXImportOptions &importOptions);
+
+/// What a rewrite (--weights, --prune) did to a model's numbers on a
+/// calibration set: the error of each named tensor of the rewritten model
+/// against the original's, and of every graph output.
+struct RewriteErrors {
+  std::vector<ErrorStats> tensors;
+  std::vector<std::string> graphOutputs;
+  std::vector<ErrorStats> graphErrors;
+  int64_t samples = 0;
+  /// The report's `outputs` entries, and the largest relative RMS error of
+  /// a graph output (its `end_to_end_error`).
+  llvm::json::Array outputsJSON() const;
+  double endToEnd() const;
+};
+
+/// Compiles `original` and `rewritten` for this machine, runs both on
+/// every sample of `calibrationDir` and compares `tensors` (names both
+/// models compute) and the graph outputs; no samples without a folder.
+mlir::FailureOr<RewriteErrors>
+measureRewrite(mlir::MLIRContext &context, const ::onnx::ModelProto &original,
+               const ::onnx::ModelProto &rewritten, llvm::StringRef modelName,
+               const ONNXImportOptions &importOptions,
+               llvm::StringRef calibrationDir,
+               llvm::ArrayRef<std::string> tensors);
+
 /// Index of every output of `host` by name.
 llvm::StringMap<size_t> outputIndex(const HostModel &host);
 

@@ -38,7 +38,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/Path.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
@@ -501,13 +500,7 @@ LogicalResult dlc::lowerPrecision(MLIRContext &context, onnx::ModelProto &model,
       return emitError(loc, "--keep-float: the model has no node named '")
              << name << "'";
 
-  std::string baseDir = ".";
-  if (!modelName.empty() && modelName != "-") {
-    llvm::SmallString<256> dir(modelName);
-    llvm::sys::path::remove_filename(dir);
-    if (!dir.empty())
-      baseDir = std::string(dir);
-  }
+  std::string baseDir = externalDataDir(modelName, importOptions);
   const onnx::ModelProto original = model;
   Rewriter rewriter(model, options, baseDir);
   std::string error;

@@ -33,7 +33,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/Path.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -239,12 +238,7 @@ LogicalResult dlc::pruneWeights(MLIRContext &context, onnx::ModelProto &model,
                                 const ONNXImportOptions &importOptions,
                                 const PruneOptions &options) {
   Location loc = FileLineColLoc::get(&context, modelName, 0, 0);
-  std::string baseDir = importOptions.externalDataDirectory;
-  if (baseDir.empty()) {
-    llvm::SmallString<256> dir(modelName);
-    llvm::sys::path::remove_filename(dir);
-    baseDir = dir.empty() ? "." : std::string(dir);
-  }
+  std::string baseDir = externalDataDir(modelName, importOptions);
   std::vector<std::string> unmatched = options.skip;
   std::vector<PruneLayer> layers =
       findPruneLayers(model, options.skip, unmatched);
@@ -321,43 +315,16 @@ LogicalResult dlc::pruneWeights(MLIRContext &context, onnx::ModelProto &model,
 
   // The report: each layer's zeros and weight error; with calibration data
   // also its output's and every graph output's error against the original.
-  std::vector<ErrorStats> outputErrors(pruned.size()), graphErrors;
-  std::vector<std::string> graphOutputs;
-  int64_t samples = 0;
-  if (!options.calibrationDir.empty()) {
-    std::vector<std::string> inputs = sampleInputs(original, importOptions);
-    FailureOr<CalibrationSet> set =
-        CalibrationSet::open(context, options.calibrationDir, inputs);
-    if (failed(set))
-      return failure();
-    std::vector<std::string> extra;
-    for (const Pruned &p : pruned)
-      extra.push_back(p.layer->output);
-    FailureOr<std::unique_ptr<HostModel>> before =
-        HostModel::compile(context, original, modelName, importOptions, extra);
-    if (failed(before))
-      return failure();
-    FailureOr<std::unique_ptr<HostModel>> after =
-        HostModel::compile(context, model, modelName, importOptions, extra);
-    if (failed(after))
-      return failure();
-    llvm::StringMap<size_t> bo = outputIndex(**before),
-                            ao = outputIndex(**after);
-    for (const onnx::ValueInfoProto &output : original.graph().output())
-      graphOutputs.push_back(output.name());
-    graphErrors.resize(graphOutputs.size());
-    samples = static_cast<int64_t>(set->samples.size());
-    for (size_t s = 0; s < set->samples.size(); ++s) {
-      if (failed((*before)->run(*set, s)) || failed((*after)->run(*set, s)))
-        return failure();
-      for (auto [i, p] : llvm::enumerate(pruned))
-        outputErrors[i].add(valueOf(**before, bo, p.layer->output),
-                            valueOf(**after, ao, p.layer->output));
-      for (auto [i, name] : llvm::enumerate(graphOutputs))
-        graphErrors[i].add(valueOf(**before, bo, name),
-                           valueOf(**after, ao, name));
-    }
-  }
+  std::vector<std::string> outputs;
+  for (const Pruned &p : pruned)
+    outputs.push_back(p.layer->output);
+  FailureOr<RewriteErrors> measured =
+      measureRewrite(context, original, model, modelName, importOptions,
+                     options.calibrationDir, outputs);
+  if (failed(measured))
+    return failure();
+  const RewriteErrors &errors = *measured;
+  int64_t samples = errors.samples;
   llvm::json::Array layerArray;
   for (auto [i, entry] : llvm::enumerate(pruned)) {
     const Pruned &p = entry;
@@ -376,16 +343,10 @@ LogicalResult dlc::pruneWeights(MLIRContext &context, onnx::ModelProto &model,
         {"weight_sqnr_db", jsonNumber(p.weightError.sqnr())},
     };
     if (samples) {
-      o["sqnr_db"] = jsonNumber(outputErrors[i].sqnr());
-      o["cosine"] = jsonNumber(outputErrors[i].cosine());
+      o["sqnr_db"] = jsonNumber(errors.tensors[i].sqnr());
+      o["cosine"] = jsonNumber(errors.tensors[i].cosine());
     }
     layerArray.push_back(std::move(o));
-  }
-  llvm::json::Array outputArray;
-  double endToEnd = 0;
-  for (auto [i, name] : llvm::enumerate(graphOutputs)) {
-    endToEnd = std::max(endToEnd, graphErrors[i].relativeRMS());
-    outputArray.push_back(outputErrorJSON(name, graphErrors[i]));
   }
   llvm::json::Object report{
       {"model", modelName.str()},
@@ -397,8 +358,8 @@ LogicalResult dlc::pruneWeights(MLIRContext &context, onnx::ModelProto &model,
       {"layers", std::move(layerArray)},
   };
   if (samples) {
-    report["end_to_end_error"] = jsonNumber(endToEnd);
-    report["outputs"] = std::move(outputArray);
+    report["end_to_end_error"] = jsonNumber(errors.endToEnd());
+    report["outputs"] = errors.outputsJSON();
   }
   return writeReport(loc, options.reportPath, std::move(report));
 }

@@ -21,7 +21,6 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "onnx/onnx_pb.h"
@@ -72,12 +71,7 @@ public:
       : context(context), model(model), modelName(modelName),
         importOptions(importOptions), options(options),
         loc(FileLineColLoc::get(&context, modelName, 0, 0)) {
-    baseDir = importOptions.externalDataDirectory;
-    if (baseDir.empty()) {
-      llvm::SmallString<256> dir(modelName);
-      llvm::sys::path::remove_filename(dir);
-      baseDir = dir.empty() ? "." : std::string(dir);
-    }
+    baseDir = externalDataDir(modelName, importOptions);
   }
 
   LogicalResult run();

@@ -31,7 +31,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -259,12 +258,7 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
                                    const ONNXImportOptions &importOptions,
                                    const WeightOnlyOptions &options) {
   Location loc = FileLineColLoc::get(&context, modelName, 0, 0);
-  std::string baseDir = importOptions.externalDataDirectory;
-  if (baseDir.empty()) {
-    llvm::SmallString<256> dir(modelName);
-    llvm::sys::path::remove_filename(dir);
-    baseDir = dir.empty() ? "." : std::string(dir);
-  }
+  std::string baseDir = externalDataDir(modelName, importOptions);
   std::vector<std::string> unmatched = options.skip;
   std::vector<WeightLayer> layers =
       findWeightLayers(model, options.skip, unmatched);
@@ -386,44 +380,16 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
 
   // The report: every layer's weight error; with calibration data also
   // its output's and every graph output's error against float.
-  std::vector<ErrorStats> outputErrors(rewritten.size()), graphErrors;
-  std::vector<std::string> graphOutputs;
-  int64_t samples = 0;
-  if (!options.calibrationDir.empty()) {
-    std::vector<std::string> inputs = sampleInputs(original, importOptions);
-    FailureOr<CalibrationSet> set =
-        CalibrationSet::open(context, options.calibrationDir, inputs);
-    if (failed(set))
-      return failure();
-    std::vector<std::string> extra;
-    for (const RewrittenWeight &r : rewritten)
-      extra.push_back(r.layer->output);
-    FailureOr<std::unique_ptr<HostModel>> floatModel =
-        HostModel::compile(context, original, modelName, importOptions, extra);
-    if (failed(floatModel))
-      return failure();
-    FailureOr<std::unique_ptr<HostModel>> quantModel =
-        HostModel::compile(context, model, modelName, importOptions, extra);
-    if (failed(quantModel))
-      return failure();
-    llvm::StringMap<size_t> fo = outputIndex(**floatModel),
-                            qo = outputIndex(**quantModel);
-    for (const onnx::ValueInfoProto &output : original.graph().output())
-      graphOutputs.push_back(output.name());
-    graphErrors.resize(graphOutputs.size());
-    samples = static_cast<int64_t>(set->samples.size());
-    for (size_t s = 0; s < set->samples.size(); ++s) {
-      if (failed((*floatModel)->run(*set, s)) ||
-          failed((*quantModel)->run(*set, s)))
-        return failure();
-      for (auto [i, r] : llvm::enumerate(rewritten))
-        outputErrors[i].add(valueOf(**floatModel, fo, r.layer->output),
-                            valueOf(**quantModel, qo, r.layer->output));
-      for (auto [i, name] : llvm::enumerate(graphOutputs))
-        graphErrors[i].add(valueOf(**floatModel, fo, name),
-                           valueOf(**quantModel, qo, name));
-    }
-  }
+  std::vector<std::string> outputs;
+  for (const RewrittenWeight &r : rewritten)
+    outputs.push_back(r.layer->output);
+  FailureOr<RewriteErrors> measured =
+      measureRewrite(context, original, model, modelName, importOptions,
+                     options.calibrationDir, outputs);
+  if (failed(measured))
+    return failure();
+  const RewriteErrors &errors = *measured;
+  int64_t samples = errors.samples;
   llvm::json::Array layerArray;
   for (auto [i, r] : llvm::enumerate(rewritten)) {
     llvm::json::Object o{
@@ -440,17 +406,10 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
         {"packed_bytes", r.packedBytes},
     };
     if (samples) {
-      o["sqnr_db"] = jsonNumber(outputErrors[i].sqnr());
-      o["cosine"] = jsonNumber(outputErrors[i].cosine());
+      o["sqnr_db"] = jsonNumber(errors.tensors[i].sqnr());
+      o["cosine"] = jsonNumber(errors.tensors[i].cosine());
     }
     layerArray.push_back(std::move(o));
-  }
-  llvm::json::Array outputArray;
-  double endToEnd = 0;
-  for (auto [i, name] : llvm::enumerate(graphOutputs)) {
-    const ErrorStats &e = graphErrors[i];
-    endToEnd = std::max(endToEnd, e.relativeRMS());
-    outputArray.push_back(outputErrorJSON(name, e));
   }
   llvm::json::Object report{
       {"model", modelName.str()},
@@ -463,8 +422,8 @@ LogicalResult dlc::quantizeWeights(MLIRContext &context,
       {"layers", std::move(layerArray)},
   };
   if (samples) {
-    report["end_to_end_error"] = jsonNumber(endToEnd);
-    report["outputs"] = std::move(outputArray);
+    report["end_to_end_error"] = jsonNumber(errors.endToEnd());
+    report["outputs"] = errors.outputsJSON();
   }
   return writeReport(loc, options.reportPath, std::move(report));
 }
