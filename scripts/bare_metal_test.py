@@ -42,6 +42,9 @@ TOOLCHAIN = os.path.join(ROOT, "runtime", "cmake", "toolchains",
 # (CPU, QEMU board, the CPU's gcc flags).
 BOARDS = [("cortex-m4", "mps2-an386", "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16"),
           ("cortex-m7", "mps2-an500", "-mcpu=cortex-m7 -mfpu=fpv5-d16")]
+# The firmware's pool for the runtime and the I/O buffer: what the
+# largest of the default models needs (each run prints its use).
+POOL_KIB = 192
 TOOLS = ("arm-none-eabi-gcc", "arm-none-eabi-size", "qemu-system-arm",
          "cmake", "ninja")
 
@@ -76,7 +79,7 @@ def build_firmware(work, prefix, model, cpu_flags):
          "-DCMAKE_TOOLCHAIN_FILE=" + TOOLCHAIN,
          "-DDLC_CORTEX_M_FLAGS=" + cpu_flags,
          "-DCMAKE_BUILD_TYPE=MinSizeRel", "-DCMAKE_PREFIX_PATH=" + prefix,
-         "-DDLC_MODEL=" + model])
+         "-DDLC_MODEL=" + model, "-DFIRMWARE_POOL_KIB=%d" % POOL_KIB])
     run(["cmake", "--build", build])
     return os.path.join(build, "firmware.elf")
 
@@ -192,7 +195,7 @@ def check_mismatch(top, name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common.add_tool_args(parser)
-    parser.add_argument("--models", default="kws_dscnn",
+    parser.add_argument("--models", default="kws_dscnn,qoperator_cnn",
                         help="comma-separated zoo models (default: "
                              "%(default)s)")
     parser.add_argument("--models-dir", default=models.DEFAULT_OUT)

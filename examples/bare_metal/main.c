@@ -35,6 +35,7 @@ extern const dlc_cpu_symbol_t dlc_kernels[];
 extern const size_t dlc_kernel_count;
 extern const uint64_t dlc_kernels_fingerprint;
 
+/* CMakeLists.txt sets it from FIRMWARE_POOL_KIB. */
 #ifndef FIRMWARE_POOL_BYTES
 #define FIRMWARE_POOL_BYTES (96u * 1024u)
 #endif
@@ -88,10 +89,6 @@ static int fail(const char *what, dlc_status_t status, const char *message) {
   return 1;
 }
 
-/* The buffer of the largest input or output: tensors pass through it one
- * at a time. */
-static unsigned char io_buffer[16384] __attribute__((aligned(16)));
-
 int main(void) {
   char command_line[256], path[300];
   const char *dir;
@@ -103,6 +100,8 @@ int main(void) {
   dlc_session_t *session = NULL;
   dlc_tensor_info_t info;
   dlc_status_t status;
+  unsigned char *io_buffer;
+  size_t io_bytes = 1;
   uint32_t i;
 
   if (semihosting_command_line(command_line, sizeof(command_line)) != 0 ||
@@ -132,9 +131,23 @@ int main(void) {
   if (status != DLC_OK)
     return fail("cannot create a session", status,
                 dlc_context_message(context));
+  /* One buffer for the largest input or output, from the pool as well:
+   * tensors pass through it one at a time. */
+  for (i = 0; i < dlc_model_input_count(model); ++i)
+    if (dlc_model_input_info(model, i, &info) == DLC_OK &&
+        info.size_bytes > io_bytes)
+      io_bytes = info.size_bytes;
+  for (i = 0; i < dlc_model_output_count(model); ++i)
+    if (dlc_model_output_info(model, i, &info) == DLC_OK &&
+        info.size_bytes > io_bytes)
+      io_bytes = info.size_bytes;
+  io_buffer = (unsigned char *)pool_alloc(NULL, io_bytes, 16);
+  if (!io_buffer)
+    return fail("the I/O buffer", DLC_ERROR_OUT_OF_MEMORY,
+                "the pool is too small (FIRMWARE_POOL_KIB)");
   setup_done = 1;
   say("firmware: model of %u bytes in flash, %u kernels, %u launches, arena "
-      "%u bytes; the runtime took %u bytes of its pool\n",
+      "%u bytes; %u bytes of the pool in use (I/O buffer included)\n",
       (unsigned)(dlc_model_end - dlc_model_data),
       (unsigned)dlc_model_kernel_count(model),
       (unsigned)dlc_model_launch_count(model),
@@ -143,8 +156,7 @@ int main(void) {
   for (i = 0; i < dlc_model_input_count(model); ++i) {
     dlc_model_input_info(model, i, &info);
     snprintf(path, sizeof(path), "%s/input%u.bin", dir, (unsigned)i);
-    if (info.size_bytes > sizeof(io_buffer) ||
-        semihosting_read_file(path, io_buffer, info.size_bytes) != 0)
+    if (semihosting_read_file(path, io_buffer, info.size_bytes) != 0)
       return fail(path, DLC_ERROR_INVALID_ARGUMENT,
                   "cannot read the input's bytes (its exact size)");
     status = dlc_session_set_input(session, i, io_buffer, info.size_bytes);
@@ -157,9 +169,6 @@ int main(void) {
     return fail("dlc_session_run", status, dlc_session_message(session));
   for (i = 0; i < dlc_model_output_count(model); ++i) {
     dlc_model_output_info(model, i, &info);
-    if (info.size_bytes > sizeof(io_buffer))
-      return fail(info.name, DLC_ERROR_INVALID_ARGUMENT,
-                  "an output larger than the firmware's buffer");
     status = dlc_session_get_output(session, i, io_buffer, info.size_bytes);
     if (status != DLC_OK)
       return fail("dlc_session_get_output", status,
