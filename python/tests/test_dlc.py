@@ -253,6 +253,29 @@ def test_quantized_artifact_matches_its_qdq_model_in_onnxruntime(model_file):
     assert np.abs(got - want).max() < 0.05 * np.abs(want).max() + 1e-6
 
 
+def test_pruned_model_matches_its_onnx_in_onnxruntime(model_file):
+    # --prune through the keyword: the pruned model keeps 2 of every 4
+    # weights along each output's reduction, and dlc's artifact of it
+    # computes what ONNX Runtime computes with it.
+    shapes = {"x": [1, 3, 16, 16]}
+    pruned = dlc.compile(model_file, emit="onnx", prune="2:4",
+                         input_shapes=shapes)
+    model = onnx.load_from_string(pruned)
+    weights = {t.name: numpy_helper.to_array(t)
+               for t in model.graph.initializer}
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    w = weights[conv.input[1]].reshape(8, -1)  # outputs x (3 * 3 * 3)
+    groups = w[:, :24].reshape(8, 6, 4)
+    assert ((groups != 0).sum(axis=2) <= 2).all()
+    session = dlc.Session(dlc.compile(model_file, prune="2:4",
+                                      input_shapes=shapes))
+    x = np.random.default_rng(9).standard_normal(
+        (1, 3, 16, 16)).astype(np.float32)
+    got = session.run({"x": x})["y"]
+    want = ort_run(pruned, {"x": x})["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_emit_ptx_and_mlir(model_file):
     shapes = {"x": [1, 3, 16, 16]}
     ptx = dlc.compile(model_file, target="cuda:sm_87", emit="ptx",
