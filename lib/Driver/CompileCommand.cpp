@@ -227,6 +227,17 @@ static cl::opt<std::string>
               cl::value_desc("name,name"), cl::init(""),
               cl::cat(quantCategory));
 
+/// A comma-separated list of node names (--keep-float, --weights-skip,
+/// --prune-skip).
+static std::vector<std::string> nodeNames(StringRef list) {
+  SmallVector<StringRef> names;
+  list.split(names, ',', -1, /*KeepEmpty=*/false);
+  std::vector<std::string> out;
+  for (StringRef name : names)
+    out.push_back(name.str());
+  return out;
+}
+
 /// --quant-report and --calibration-data for a rewrite (`flag`) whose
 /// report measures the outputs' error on the calibration data when given.
 template <typename Options>
@@ -273,10 +284,7 @@ static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
   if (StringRef(keepFloat).starts_with("auto"))
     return "--keep-float=auto is for --quantize; with --precision, name the "
            "nodes to keep in float32";
-  SmallVector<StringRef> names;
-  StringRef(keepFloat).split(names, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef name : names)
-    options.keepFloat.push_back(name.str());
+  options.keepFloat = nodeNames(keepFloat);
   return "";
 }
 
@@ -309,10 +317,7 @@ static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
   if (std::string error = readReportOptions("--weights", options);
       !error.empty())
     return error;
-  SmallVector<StringRef> names;
-  StringRef(weightsSkip).split(names, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef name : names)
-    options.skip.push_back(name.str());
+  options.skip = nodeNames(weightsSkip);
   return "";
 }
 
@@ -345,10 +350,7 @@ static std::string readPruneOptions(dlc::PruneOptions &options) {
   options = *parsed;
   if (std::string error = readReportOptions("--prune", options); !error.empty())
     return error;
-  SmallVector<StringRef> names;
-  StringRef(pruneSkip).split(names, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef name : names)
-    options.skip.push_back(name.str());
+  options.skip = nodeNames(pruneSkip);
   return "";
 }
 
