@@ -134,6 +134,46 @@ TEST(RegisterTilePlan, AFewVectorsAreOneBlock) {
   EXPECT_EQ(plan->vectors, 2);
 }
 
+TEST(RegisterTilePlan, OneRowTakesUpToEightVectors) {
+  Matmul mm;
+  // A matrix-vector product (one row) of 128 columns: one block of 8
+  // vectors, 8 independent accumulators, rather than 4 blocks of 2.
+  std::optional<RegisterTilePlan> plan =
+      planRegisterTile(mm.k, {1, 128, 512}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->rows, 1);
+  EXPECT_EQ(plan->vectors, 8);
+  EXPECT_EQ(plan->block, 128);
+  EXPECT_EQ(plan->fullCols, 128);
+  // 200 columns (13 vectors): two blocks as even as they come (7 + 6).
+  plan = planRegisterTile(mm.k, {1, 200, 512}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 7);
+  EXPECT_EQ(plan->fullCols, 112);
+  // The same on AVX2's 16 registers (x86 multiply-adds read the loaded
+  // operand from memory): 64 columns, 8 vectors of 8.
+  RegisterTileTarget avx2;
+  plan = planRegisterTile(mm.k, {1, 64, 512}, mm.maps, avx2, true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 8);
+  // A Cortex-M FPU's 8 registers of 4 lanes: 4 vectors.
+  RegisterTileTarget m4;
+  m4.vectorBits = 128;
+  m4.vectorRegisters = 8;
+  plan = planRegisterTile(mm.k, {1, 64, 512}, mm.maps, m4, true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 4);
+  // Several rows keep blocks of two; so do integer products.
+  plan = planRegisterTile(mm.k, {2, 128, 512}, mm.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 2);
+  Matmul im;
+  im.k.integer = true;
+  plan = planRegisterTile(im.k, {1, 128, 512}, im.maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 2);
+}
+
 TEST(RegisterTilePlan, LongReductionsRunInChunks) {
   Matmul mm;
   // 4096 steps of 160 bytes exceed 64 KiB: 409 would fit, 256 divides.

@@ -515,6 +515,22 @@ func.func @matvec(%x: tensor<1x64xf32>, %w: tensor<64x1024xf32>) -> tensor<1x102
 
 // -----
 
+// CPU: a wide matrix-vector product (64 workgroups of work) keeps tiles of
+// 128 columns, not 32: each workgroup then reads 512 contiguous bytes of
+// every weight row, which the prefetchers follow (16 workgroups).
+// WORK-LABEL: func.func @matvec_wide
+// WORK-SAME: dlc.grid = array<i64: 16, 1, 1>
+// WORK: scf.forall (%{{.*}}) = (0) to (2048) step (128)
+func.func @matvec_wide(%x: tensor<1x512xf32>, %w: tensor<512x2048xf32>) -> tensor<1x2048xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2048xf32>) -> tensor<1x2048xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<1x512xf32>, tensor<512x2048xf32>) outs(%f : tensor<1x2048xf32>) -> tensor<1x2048xf32>
+  return %m : tensor<1x2048xf32>
+}
+
+// -----
+
 // CPU: every workgroup of a padded convolution copies the input rows its
 // tile reads (a 3x3 filter: two more than the tile's rows), so on a tall
 // image the rows go in tiles of at least two, and once they give enough
