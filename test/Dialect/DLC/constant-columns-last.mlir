@@ -113,3 +113,24 @@ func.func @left_alone(%x: tensor<2x3xf32>, %v: tensor<4x3xf32>, %i2: tensor<2x2x
   } -> tensor<4x4xf32>
   return %a, %b, %c, %d : tensor<2x2xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// ONNX's Gemm with transB lowers to a linalg.matmul whose B map is (n, k):
+// generalized and rewritten like the generic above. A matrix-vector
+// product over a weight of more than 512 KiB keeps rows of the reduction
+// (a stream from memory): the 1 x 1000 product over [1000 x 512] stays.
+// CHECK-LABEL: func.func @named_matmul_trans_b
+// CHECK: %[[T:.*]] = arith.constant dense<2.000000e+00> : tensor<3x4xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg0, %[[T]] : tensor<2x3xf32>, tensor<3x4xf32>)
+// CHECK: linalg.matmul
+// CHECK-SAME: ins(%arg2, %{{.*}} : tensor<1x512xf32>, tensor<1000x512xf32>)
+// CHECK-NOT: tensor<512x1000xf32>
+func.func @named_matmul_trans_b(%x: tensor<2x3xf32>, %i: tensor<2x4xf32>, %v: tensor<1x512xf32>, %j: tensor<1x1000xf32>) -> (tensor<2x4xf32>, tensor<1x1000xf32>) {
+  %w = arith.constant dense<2.0> : tensor<4x3xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : tensor<2x3xf32>, tensor<4x3xf32>) outs(%i : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %big = arith.constant dense<1.0> : tensor<1000x512xf32>
+  %z = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%v, %big : tensor<1x512xf32>, tensor<1000x512xf32>) outs(%j : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  return %y, %z : tensor<2x4xf32>, tensor<1x1000xf32>
+}

@@ -106,14 +106,17 @@ def ConstantColumnsLast : Pass<"dlc-constant-columns-last", "mlir::func::FuncOp"
   let description = [{
     CPU kernels vectorize a contraction along the output's innermost dim,
     loading vectors of the input that dim indexes. For a `linalg.generic`
-    with two inputs and a reduction whose output's innermost dim (of at
-    least `lanes` iterations) indexes only one input, and that input keeps
-    a reduction as its innermost dim (Gemm with transB, the input and
-    recurrence weights of LSTM and GRU), and the input is an f32 constant
-    (also through static slices and reshapes of one): the constant is
-    transposed at compile time so that the output's columns are its
-    innermost dim, and the op reads it through the permuted indexing map.
-    Every product and sum stays as it was.
+    (or a `linalg.matmul` / `linalg.batch_matmul`, generalized first: a
+    Gemm with transB lowers to one) with two inputs and a reduction whose
+    output's innermost dim (of at least `lanes` iterations) indexes only
+    one input, and that input keeps a reduction as its innermost dim (Gemm
+    with transB, the input and recurrence weights of LSTM and GRU), and the
+    input is an f32 constant (also through static slices and reshapes of
+    one): the constant is transposed at compile time so that the output's
+    columns are its innermost dim, and the op reads it through the permuted
+    indexing map. Every product and sum stays as it was. A matrix-vector
+    product (one output row) over a weight of more than 512 KiB is left
+    alone: read from memory, whole rows of the reduction stream faster.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "16",
