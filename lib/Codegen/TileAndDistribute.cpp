@@ -274,13 +274,12 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
   // is split along output channels only: each workgroup then reads its
   // slice of the filter once, for all pixels. A kernel bound by streaming
   // an operand (a matrix-vector product's matrix, read once) keeps
-  // kStreamColumns: each of its rows is then read as 256 contiguous bytes
-  // (f32), 4 cache lines, where 32 columns read 2 lines and then jumped a
+  // kStreamColumns: each of its rows is then read as 512 contiguous bytes
+  // (f32), 8 cache lines, where 32 columns read 2 lines and then jumped a
   // row ahead, which the prefetchers did not follow (a [512 x 2048] weight
-  // at batch 1 on one Zen 4 core: 165 us, 66 us at 64 columns, 58 us at
-  // 128; 64 keeps 4 workgroups for a width of 256, for more cores).
+  // at batch 1: 164 -> 60 us on one Zen 4 core).
   constexpr int64_t kMinColumns = 32;
-  constexpr int64_t kStreamColumns = 64;
+  constexpr int64_t kStreamColumns = 128;
   int64_t minColumns = work.streams ? kStreamColumns : kMinColumns;
   int64_t lastParallel = -1;
   for (auto [i, it] : llvm::enumerate(iterators))

@@ -516,11 +516,11 @@ func.func @matvec(%x: tensor<1x64xf32>, %w: tensor<64x1024xf32>) -> tensor<1x102
 // -----
 
 // CPU: a wide matrix-vector product (64 workgroups of work) keeps tiles of
-// 64 columns, not 32: each workgroup then reads 256 contiguous bytes of
-// every weight row, which the prefetchers follow (32 workgroups).
+// 128 columns, not 32: each workgroup then reads 512 contiguous bytes of
+// every weight row, which the prefetchers follow (16 workgroups).
 // WORK-LABEL: func.func @matvec_wide
-// WORK-SAME: dlc.grid = array<i64: 32, 1, 1>
-// WORK: scf.forall (%{{.*}}) = (0) to (2048) step (64)
+// WORK-SAME: dlc.grid = array<i64: 16, 1, 1>
+// WORK: scf.forall (%{{.*}}) = (0) to (2048) step (128)
 func.func @matvec_wide(%x: tensor<1x512xf32>, %w: tensor<512x2048xf32>) -> tensor<1x2048xf32> attributes {dlc.kernel} {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x2048xf32>
