@@ -7,8 +7,8 @@ and keeps each kernel's and each node's fastest time over the runs (the
 least disturbed by other processes). Each dlc kernel lists the ONNX nodes
 it computes (`dlc-compile --stats`); ORT's nodes are matched to it by name
 (ORT renames the nodes it rewrites after the node or after the tensor
-they write, `fused /conv1/Conv`, `/fc1/MatMul/MatMulAddFusion` or
-`/Relu_output_0_nchwc`: each counts).
+they write, `fused /conv1/Conv`, `/fc1/MatMul/MatMulAddFusion`,
+`/conv/Conv_token_4` or `/Relu_output_0_nchwc`: each counts).
 ORT nodes matched to no kernel (layout reorders and the like) are listed
 at the end.
 
@@ -105,7 +105,9 @@ def ort_key(name):
     if name.endswith("_nchwc"):
         name = name[:-len("_nchwc")]
     # `/fc1/MatMul/MatMulAddFusion`, `/MatMul/MatmulTransposeFusion//...`
-    return re.sub(r"(/+[A-Za-z]+Fusion)+/*$", "", name)
+    name = re.sub(r"(/+[A-Za-z]+Fusion)+/*$", "", name)
+    # A QDQ group fused into one node: `/conv/Conv_token_4`.
+    return re.sub(r"_token_\d+$", "", name)
 
 
 def main(argv=None):
