@@ -61,6 +61,7 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
     ConstantColumnsLastOptions columnsLast;
     columnsLast.lanes = channelsLast.lanes;
     pm.addNestedPass<func::FuncOp>(createConstantColumnsLast(columnsLast));
+    pm.addNestedPass<func::FuncOp>(createTransposeIntoMatvec());
   }
   pm.addNestedPass<func::FuncOp>(createEpilogueThroughReshape());
   pm.addNestedPass<func::FuncOp>(createFormDispatches());

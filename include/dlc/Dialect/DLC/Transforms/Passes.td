@@ -129,6 +129,28 @@ def ConstantColumnsLast : Pass<"dlc-constant-columns-last", "mlir::func::FuncOp"
   ];
 }
 
+def TransposeIntoMatvec : Pass<"dlc-transpose-into-matvec", "mlir::func::FuncOp"> {
+  let summary = "CPU: a matrix-vector product reads a transposed operand as stored";
+  let description = [{
+    For a `linalg.generic`, `linalg.matmul` or `linalg.batch_matmul`
+    (generalized first) with two inputs and a reduction, one of whose
+    inputs is a `linalg.transpose` with no other use (possibly through a
+    `tensor.collapse_shape` that merges dims the transpose keeps together,
+    such as a unit batch dim before a `batch_matmul`), and whose parallel
+    loops that this input does not index all have one iteration (one
+    output row: a decoder's attention scores, q x K^T at one query): the
+    product reads the transpose's input through the permuted indexing map
+    and the transpose goes, so that no kernel copies the operand first.
+    Each output is then a dot product along the stored rows. Products with
+    several rows are left alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "Transposes read in place">,
+  ];
+}
+
 def EpilogueThroughReshape : Pass<"dlc-epilogue-through-reshape", "mlir::func::FuncOp"> {
   let summary = "Elementwise consumers of an expanded contraction result collapse to its shape";
   let description = [{
