@@ -14,16 +14,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConstantWeights.h"
+#include "NamedProducts.h"
 
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace dlc {
@@ -147,8 +146,7 @@ struct ConstantColumnsLastPass
     getOperation().walk([&](linalg::LinalgOp op) {
       // Generic ops, and the named products ONNX's Gemm and MatMul lower
       // to (a Gemm with transB is a linalg.matmul whose B map is (n, k)).
-      if (!isa<linalg::GenericOp, linalg::MatmulOp, linalg::BatchMatmulOp>(
-              op.getOperation()))
+      if (!dlc::isGenericOrNamedProduct(op))
         return;
       if (auto c = candidate(op))
         work.emplace_back(op, c->first, c->second);
@@ -160,15 +158,10 @@ struct ConstantColumnsLastPass
           dlc::f32ConstantValues(op.getDpsInputs()[input], &key);
       if (!values)
         continue;
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!generic) {
-        rewriter.setInsertionPoint(op);
-        FailureOr<linalg::GenericOp> general =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(general))
-          continue;
-        generic = *general;
-      }
+      FailureOr<linalg::GenericOp> general = dlc::asGeneric(rewriter, op);
+      if (failed(general))
+        continue;
+      linalg::GenericOp generic = *general;
       rewrite(generic, input, column, *values, key);
     }
   }

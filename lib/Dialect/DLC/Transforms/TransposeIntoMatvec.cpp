@@ -16,12 +16,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NamedProducts.h"
+
 #include "dlc/Dialect/DLC/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/PatternMatch.h"
 
 namespace dlc {
 #define GEN_PASS_DEF_TRANSPOSEINTOMATVEC
@@ -107,23 +107,17 @@ struct TransposeIntoMatvecPass
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!isa<linalg::GenericOp, linalg::MatmulOp, linalg::BatchMatmulOp>(
-              op.getOperation()))
+      if (!dlc::isGenericOrNamedProduct(op))
         return;
       if (std::optional<unsigned> i = candidate(op))
         work.emplace_back(op, *i);
     });
     IRRewriter rewriter(&getContext());
     for (auto [op, i] : work) {
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!generic) {
-        rewriter.setInsertionPoint(op);
-        FailureOr<linalg::GenericOp> general =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(general))
-          continue;
-        generic = *general;
-      }
+      FailureOr<linalg::GenericOp> general = dlc::asGeneric(rewriter, op);
+      if (failed(general))
+        continue;
+      linalg::GenericOp generic = *general;
       std::optional<InPlace> r = readsInPlace(generic.getDpsInputs()[i]);
       if (!r)
         continue;
