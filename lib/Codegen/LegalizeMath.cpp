@@ -340,7 +340,7 @@ struct ExpandNumMinMax : public OpRewritePattern<Op> {
 /// Integer and float helpers of the 16-bit conversions below, in the shape
 /// (scalar or vector) of `like`.
 struct Bits {
-  PatternRewriter &rewriter;
+  RewriterBase &rewriter;
   Location loc;
   Type like;
 
@@ -474,6 +474,31 @@ struct ExpandTruncF16 : public OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// Rewrites `op`, f32 -> bf16, for a target whose conversion instruction
+/// treats subnormal inputs as zero (x86's AVX512-BF16 `vcvtneps2bf16`, whatever
+/// MXCSR says): inputs with a zero exponent field take the integer rounding to
+/// nearest even on the bits, (u + 0x7fff + (u >> 16 & 1)) >> 16, which is
+/// exact for them; the rest keep the instruction (NaN, infinities and
+/// normal numbers it rounds correctly). A subnormal bf16 result is what
+/// ONNX's reference (ml_dtypes) and the targets without the instruction
+/// give.
+void exactSubnormalTruncBF16(RewriterBase &rewriter, arith::TruncFOp op) {
+  Value x = op.getIn();
+  rewriter.setInsertionPoint(op);
+  Bits b{rewriter, op.getLoc(), x.getType()};
+  Type i32 = b.of(rewriter.getI32Type());
+  Value u = arith::BitcastOp::create(rewriter, b.loc, i32, x);
+  Value rounded =
+      b.shr(b.add(b.add(u, b.i32(0x7fff)), b.band(b.shr(u, 16), 1)), 16);
+  Value viaBits = arith::BitcastOp::create(
+      rewriter, b.loc, op.getType(),
+      arith::TruncIOp::create(rewriter, b.loc, b.of(rewriter.getI16Type()),
+                              rounded));
+  Value native = arith::TruncFOp::create(rewriter, b.loc, op.getType(), x);
+  Value subnormal = b.cmp(arith::CmpIPredicate::eq, b.band(u, 0x7f800000), 0);
+  rewriter.replaceOpWithNewOp<arith::SelectOp>(op, subnormal, viaBits, native);
+}
+
 /// f64 -> f16 where the target has no such conversion (LLVM would call
 /// __truncdfhf2, which kernels cannot import): through f32 rounded to odd,
 /// then to f16 half to even. f32 keeps 13 bits more than f16, so the
@@ -580,6 +605,18 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
     populateMathPolynomialApproximationPatterns(patterns, all);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // Once, after the patterns (a pattern would match its own truncf).
+    if (exactBF16Subnormals && !expandBF16Conversions) {
+      SmallVector<arith::TruncFOp> truncs;
+      getOperation()->walk([&](arith::TruncFOp op) {
+        if (getElementTypeOrSelf(op.getIn().getType()).isF32() &&
+            getElementTypeOrSelf(op.getType()).isBF16())
+          truncs.push_back(op);
+      });
+      IRRewriter rewriter(&getContext());
+      for (arith::TruncFOp op : truncs)
+        exactSubnormalTruncBF16(rewriter, op);
+    }
   }
 };
 

@@ -224,6 +224,29 @@ func.func @sixteen_bits(%v: vector<8xf16>, %x: f32) -> (vector<8xf32>, f16, bf16
 
 // -----
 
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="exact-bf16-subnormals=true" | FileCheck %s --check-prefix=BF16-SUB
+// x86's vcvtneps2bf16 treats subnormal f32 inputs as zero: those (a zero
+// exponent field, 0x7F800000 masked off) take the integer rounding to
+// nearest even, (u + 0x7FFF + (u >> 16 & 1)) >> 16; the others keep the
+// instruction (the truncf that stays, once).
+// BF16-SUB-LABEL: func.func @bf16_subnormals
+// BF16-SUB: %[[U:.*]] = arith.bitcast %arg0 : vector<16xf32> to vector<16xi32>
+// BF16-SUB: arith.constant dense<32767> : vector<16xi32>
+// BF16-SUB: %[[T:.*]] = arith.trunci %{{.*}} : vector<16xi32> to vector<16xi16>
+// BF16-SUB: %[[B:.*]] = arith.bitcast %[[T]] : vector<16xi16> to vector<16xbf16>
+// BF16-SUB: %[[N:.*]] = arith.truncf %arg0 : vector<16xf32> to vector<16xbf16>
+// BF16-SUB: arith.constant dense<2139095040> : vector<16xi32>
+// BF16-SUB: %[[S:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : vector<16xi32>
+// BF16-SUB: arith.select %[[S]], %[[B]], %[[N]] : vector<16xi1>, vector<16xbf16>
+// BF16-SUB-NOT: arith.truncf
+// BF16-SUB: return
+func.func @bf16_subnormals(%x: vector<16xf32>) -> vector<16xbf16> {
+  %0 = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+  return %0 : vector<16xbf16>
+}
+
+// -----
+
 // RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=HALF-MATH
 // Math on 16-bit floats computes in f32 and rounds once; a constant
 // operand is extended at compile time, so that pow by 3 is a product

@@ -158,7 +158,10 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     instructions (x86 without F16C or AVX512-BF16, RISC-V, ARMv7 without
     fp16), where LLVM would call __extendhfsf2/__truncsfhf2/__truncsfbf2;
     arithmetic on those types is computed in f32 before (MLIR's
-    arith-emulate-unsupported-floats). `math.fma` becomes a
+    arith-emulate-unsupported-floats). `exact-bf16-subnormals`, for a
+    target whose f32 -> bf16 instruction treats subnormal inputs as zero
+    (AVX512-BF16), rounds those inputs in integer operations instead and
+    keeps the instruction for the rest. `math.fma` becomes a
     multiplication and an addition, except an fma marked `dlc.fused` (a
     computation whose rounding must be the fused one, as QLinearAdd's is in
     ONNX Runtime) on a target whose `native-fma` says it has the fused
@@ -182,6 +185,9 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
            "false",
            "Convert between bf16 and f32 in integer operations (the target "
            "has no conversion instruction)">,
+    Option<"exactBF16Subnormals", "exact-bf16-subnormals", "bool", "false",
+           "The target's f32 -> bf16 instruction flushes subnormal inputs "
+           "to zero: round those in integer operations">,
     Option<"nativeFma", "native-fma", "bool", "false",
            "Keep math.fma marked dlc.fused: the target fuses multiply-adds "
            "in one rounding">,

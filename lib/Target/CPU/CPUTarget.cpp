@@ -291,6 +291,10 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
       tm.getTargetTriple().isARM() || tm.getTargetTriple().isThumb();
   math.expandF64ToF16 = !hasNativeF64ToF16(tm);
   math.nativeFma = hasNativeFma(tm);
+  // x86's vcvtneps2bf16 treats subnormal inputs as zero; the other
+  // targets convert in integer operations (expand-bf16-conversions).
+  math.exactBF16Subnormals =
+      !math.expandBF16Conversions && tm.getTargetTriple().isX86();
   pm.addPass(createLegalizeMath(math));
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createCanonicalizerPass());
