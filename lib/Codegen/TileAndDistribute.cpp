@@ -240,10 +240,7 @@ KernelWork kernelWork(func::FuncOp kernel, ArrayRef<int64_t> rootExtents) {
         streamed = std::max(streamed, type.getNumElements());
     }
   });
-  KernelWork result;
-  result.work = std::max(computed, streamed);
-  result.streams = streamed > 0 && streamed >= computed;
-  return result;
+  return KernelWork{computed, streamed > 0 && streamed >= computed};
 }
 
 /// CPUs: split outer parallel loops until there are about `target`

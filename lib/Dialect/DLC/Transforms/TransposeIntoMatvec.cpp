@@ -76,11 +76,12 @@ struct TransposeIntoMatvecPass
     return r;
   }
 
-  /// The input of `op` that a transpose with no other use produces, when
-  /// `op` is a product with one output row: every parallel loop that the
-  /// input does not use (the rows it is multiplied into) has one
+  /// The input of `op` that a transpose with no other use produces, and
+  /// how, when `op` is a product with one output row: every parallel loop
+  /// that the input does not use (the rows it is multiplied into) has one
   /// iteration.
-  std::optional<unsigned> candidate(linalg::LinalgOp op) const {
+  std::optional<std::pair<unsigned, InPlace>>
+  candidate(linalg::LinalgOp op) const {
     if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
         op.getNumReductionLoops() == 0 || !op.hasPureTensorSemantics())
       return std::nullopt;
@@ -88,7 +89,8 @@ struct TransposeIntoMatvecPass
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     for (unsigned i = 0; i < 2; ++i) {
       Value input = op.getDpsInputs()[i];
-      if (!input.hasOneUse() || !readsInPlace(input))
+      std::optional<InPlace> r;
+      if (!input.hasOneUse() || !(r = readsInPlace(input)))
         continue;
       AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(i));
       if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
@@ -99,43 +101,43 @@ struct TransposeIntoMatvecPass
             !map.isFunctionOfDim(d) && ranges[d] != 1)
           oneRow = false;
       if (oneRow)
-        return i;
+        return std::make_pair(i, *r);
     }
     return std::nullopt;
   }
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
+    SmallVector<std::tuple<linalg::LinalgOp, unsigned, InPlace>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!dlc::isGenericOrNamedProduct(op))
         return;
-      if (std::optional<unsigned> i = candidate(op))
-        work.emplace_back(op, *i);
+      if (auto c = candidate(op))
+        work.emplace_back(op, c->first, c->second);
     });
     IRRewriter rewriter(&getContext());
-    for (auto [op, i] : work) {
+    for (auto &item : work) {
+      linalg::LinalgOp op = std::get<0>(item);
+      unsigned i = std::get<1>(item);
+      InPlace &r = std::get<2>(item);
       FailureOr<linalg::GenericOp> general = dlc::asGeneric(rewriter, op);
       if (failed(general))
         continue;
       linalg::GenericOp generic = *general;
-      std::optional<InPlace> r = readsInPlace(generic.getDpsInputs()[i]);
-      if (!r)
-        continue;
       // Collapsed dim k of the transposed operand is input group
-      // r->groups[k]. The input, collapsed by its groups in its own order,
+      // r.groups[k]. The input, collapsed by its groups in its own order,
       // is read at the expression of the collapsed dim whose group comes
       // at that place.
-      SmallVector<unsigned> order(r->groups.size());
+      SmallVector<unsigned> order(r.groups.size());
       for (unsigned k = 0; k < order.size(); ++k)
         order[k] = k;
       llvm::sort(order, [&](unsigned a, unsigned b) {
-        return r->groups[a].front() < r->groups[b].front();
+        return r.groups[a].front() < r.groups[b].front();
       });
-      Value source = r->transpose.getInput();
-      if (r->collapse) {
+      Value source = r.transpose.getInput();
+      if (r.collapse) {
         SmallVector<ReassociationIndices> inGroups;
         for (unsigned k : order)
-          inGroups.push_back(r->groups[k]);
+          inGroups.push_back(r.groups[k]);
         rewriter.setInsertionPoint(generic);
         source = tensor::CollapseShapeOp::create(rewriter, generic.getLoc(),
                                                  source, inGroups);
@@ -149,10 +151,10 @@ struct TransposeIntoMatvecPass
       maps[i] = AffineMap::get(map.getNumDims(), 0, results, &getContext());
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
       generic->setOperand(i, source);
-      if (r->collapse && r->collapse->use_empty())
-        rewriter.eraseOp(r->collapse);
-      if (r->transpose->use_empty())
-        rewriter.eraseOp(r->transpose);
+      if (r.collapse && r.collapse->use_empty())
+        rewriter.eraseOp(r.collapse);
+      if (r.transpose->use_empty())
+        rewriter.eraseOp(r.transpose);
       ++numRewritten;
     }
   }
