@@ -122,8 +122,7 @@ def main(argv=None):
                    help="runs per round (default 10)")
     p.add_argument("--top", type=int, default=0,
                    help="print only the N kernels with the most time")
-    p.add_argument("--models-dir",
-                   default=os.path.expanduser("~/.cache/dlc/models"))
+    p.add_argument("--models-dir", default=models.DEFAULT_OUT)
     p.add_argument("--json", help="write the table as JSON")
     args = p.parse_args(argv)
     dlc_compile, dlc_run = common.find_tools(args)
