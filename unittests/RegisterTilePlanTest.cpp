@@ -174,6 +174,43 @@ TEST(RegisterTilePlan, OneRowTakesUpToEightVectors) {
   EXPECT_EQ(plan->vectors, 2);
 }
 
+TEST(RegisterTilePlan, BlockFactorsHalveTheTile) {
+  // out[m][n] += A[m][kb][j] * dequant(Q[kb][j][n]), loops (m, n, kb, j),
+  // the scale per block kb: a block's own sums sit beside the
+  // accumulators, so a tile holds half as many of each.
+  MLIRContext ctx;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, &ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(2), d(3)}, &ctx),
+                                 AffineMap::get(4, 0, {d(2), d(3), d(1)}, &ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1)}, &ctx)};
+  Contraction k;
+  k.a = 1;
+  k.b = 0;
+  k.f = 0;
+  k.p = 1;
+  k.reductions = {2, 3};
+  k.dequant = true;
+  k.aInputs = {1};
+  k.blockInner = 1;
+  RegisterTileTarget avx2;
+  std::optional<RegisterTilePlan> plan =
+      planRegisterTile(k, {1, 256, 8, 16}, maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 8); // 16 of 32 registers
+  plan = planRegisterTile(k, {1, 256, 8, 16}, maps, avx2, true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 4); // 8 of 16
+  plan = planRegisterTile(k, {8, 256, 8, 16}, maps, avx512(), true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->rows, 4);
+  EXPECT_EQ(plan->vectors, 2);
+  // Without block factors, the one-row tile of any matrix-vector product.
+  k.blockInner = 0;
+  plan = planRegisterTile(k, {1, 256, 8, 16}, maps, avx2, true);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->vectors, 8);
+}
+
 TEST(RegisterTilePlan, LongReductionsRunInChunks) {
   Matmul mm;
   // 4096 steps of 160 bytes exceed 64 KiB: 409 would fit, 256 divides.

@@ -313,6 +313,87 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   return declined(op, "no input is read along a unit-stride column loop");
 }
 
+/// The dequantized weight E of a contraction out += b * E (input `b` the
+/// activation): the multiply's operand that is not b.
+Value dequantRoot(linalg::GenericOp op, unsigned b) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  Value acc = body.getArgument(op.getNumDpsInputs());
+  Operation *mul =
+      (add->getOperand(0) == acc ? add->getOperand(1) : add->getOperand(0))
+          .getDefiningOp();
+  return mul->getOperand(0) == body.getArgument(b) ? mul->getOperand(1)
+                                                   : mul->getOperand(0);
+}
+
+/// Whether body value `v` of `op` is the same through all steps of
+/// `loops`: it reads no input that they index (nor `b`, nor the
+/// accumulator) and no index of theirs.
+bool invariantIn(linalg::GenericOp op, Value v, ArrayRef<unsigned> loops,
+                 unsigned b) {
+  Block &body = op.getRegion().front();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto argInvariant = [&](BlockArgument arg) {
+    unsigned i = arg.getArgNumber();
+    return i < op.getNumDpsInputs() && i != b &&
+           llvm::none_of(loops, [&](unsigned d) { return uses(maps[i], d); });
+  };
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() != &body || argInvariant(arg);
+  if (v.getDefiningOp()->getBlock() != &body)
+    return true;
+  SmallVector<Operation *> ops = expressionOf(body, v);
+  if (ops.empty())
+    return false;
+  for (Operation *o : ops) {
+    if (auto index = dyn_cast<linalg::IndexOp>(o))
+      if (llvm::is_contained(loops, index.getDim()))
+        return false;
+    for (Value operand : o->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        if (arg.getOwner() == &body && !argInvariant(arg))
+          return false;
+  }
+  return true;
+}
+
+/// A dequantized weight E = (Q - Z) * S (either factor may be absent)
+/// whose scale S and zero point Z stay the same through the innermost
+/// reduction loops (a block of k): its sum over a block is then
+/// S * (sum(b * Q) - Z * sum(b)), so that a step computes b * Q alone.
+struct BlockFactors {
+  Value q, scale, zero;
+};
+
+/// E's block factors for contraction `k` (its reductions past the first
+/// as the block), if it has any.
+std::optional<BlockFactors> blockFactors(linalg::GenericOp op,
+                                         const Contraction &k) {
+  if (k.reductions.size() < 2)
+    return std::nullopt;
+  ArrayRef<unsigned> inner = ArrayRef<unsigned>(k.reductions).drop_front();
+  auto invariant = [&](Value v) { return invariantIn(op, v, inner, k.b); };
+  BlockFactors f;
+  f.q = dequantRoot(op, k.b);
+  if (auto mul = f.q.getDefiningOp<arith::MulFOp>())
+    for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())})
+      if (invariant(y) && !invariant(x)) {
+        f.scale = y;
+        f.q = x;
+        break;
+      }
+  if (auto sub = f.q.getDefiningOp<arith::SubFOp>())
+    if (invariant(sub.getRhs()) && !invariant(sub.getLhs())) {
+      f.zero = sub.getRhs();
+      f.q = sub.getLhs();
+    }
+  if (!f.scale && !f.zero)
+    return std::nullopt;
+  return f;
+}
+
 /// Matches out(f32) += b * E (matchDequant's E: Contraction::dequant), b
 /// an input that the column loop does not index (the activation).
 std::optional<Contraction> matchDequant(linalg::GenericOp op) {
@@ -432,6 +513,8 @@ std::optional<Contraction> matchDequant(linalg::GenericOp op) {
         return std::nullopt;
       k.outer.push_back(d);
     }
+  if (blockFactors(op, k))
+    k.blockInner = k.reductions.size() - 1;
   return k;
 }
 
@@ -950,11 +1033,13 @@ private:
   /// output; `mask` (or null) says which lanes are valid.
   void storeEpilogue(OpBuilder &bb, Value acc, ArrayRef<Value> idx, Value mask);
 
-  /// The dequantized vector operand (Contraction::dequant) at the current
-  /// indices: its inputs loaded along the columns (masked past the last
-  /// valid lane), loop indices and constants kept scalar, every op on a
-  /// vector computed on vectors (scalar operands broadcast).
-  Value dequantVector(OpBuilder &bb, Value laneMask);
+  /// The vector of body value `root` of a dequantized operand
+  /// (Contraction::dequant: the operand itself, or one of its block
+  /// factors) at the current indices: the inputs it reads loaded along the
+  /// columns (masked past the last valid lane), loop indices and constants kept
+  /// scalar, every op on a vector computed on vectors (scalar operands
+  /// broadcast).
+  Value dequantVector(OpBuilder &bb, Value laneMask, Value root);
 
   /// The vector of `a` at `idx` (a's indices at the current loop values);
   /// `last` for the block's last vector, of `lastLanes` valid lanes
@@ -1016,6 +1101,8 @@ private:
   /// The first step of the current chunk of the outermost reduction loop
   /// (null: one chunk).
   Value chunk0;
+  /// A dequantized operand's block factors (Contraction::blockInner).
+  std::optional<BlockFactors> factors;
 };
 
 void RegisterTileEmitter::splitPhases() {
@@ -1159,11 +1246,26 @@ void RegisterTileEmitter::storeEpilogue(OpBuilder &bb, Value acc,
     vector::StoreOp::create(bb, loc, result, dest, at);
 }
 
-Value RegisterTileEmitter::dequantVector(OpBuilder &bb, Value laneMask) {
+Value RegisterTileEmitter::dequantVector(OpBuilder &bb, Value laneMask,
+                                         Value root) {
   Block &body = op.getRegion().front();
   IRMapping map;
   auto vectorOf = [&](Type t) { return VectorType::get({lanes}, t); };
+  SmallVector<Operation *> ops;
+  if (!isa<BlockArgument>(root) && root.getDefiningOp()->getBlock() == &body)
+    ops = expressionOf(body, root);
+  // The inputs the expression reads, loaded along the columns.
+  SetVector<unsigned> read;
+  if (auto arg = dyn_cast<BlockArgument>(root); arg && arg.getOwner() == &body)
+    read.insert(arg.getArgNumber());
+  for (Operation *o : ops)
+    for (Value operand : o->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == &body)
+        read.insert(arg.getArgNumber());
   for (unsigned i : k.aInputs) {
+    if (!read.contains(i))
+      continue;
     Value in = op.getDpsInputs()[i];
     SmallVector<Value> at = indices(bb, loc, maps[i], ivs);
     VectorType t = vectorOf(body.getArgument(i).getType());
@@ -1180,15 +1282,7 @@ Value RegisterTileEmitter::dequantVector(OpBuilder &bb, Value laneMask) {
       return v;
     return vector::BroadcastOp::create(bb, loc, vectorOf(v.getType()), v);
   };
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  Operation *mul =
-      yield.getOperand(0).getDefiningOp()->getOperand(0) ==
-              body.getArgument(op.getNumDpsInputs())
-          ? yield.getOperand(0).getDefiningOp()->getOperand(1).getDefiningOp()
-          : yield.getOperand(0).getDefiningOp()->getOperand(0).getDefiningOp();
-  Value root = mul->getOperand(0) == body.getArgument(k.b) ? mul->getOperand(1)
-                                                           : mul->getOperand(0);
-  for (Operation *o : expressionOf(body, root)) {
+  for (Operation *o : ops) {
     if (auto index = dyn_cast<linalg::IndexOp>(o)) {
       map.map(o->getResult(0), ivs[index.getDim()]);
       continue;
@@ -1213,7 +1307,8 @@ Value RegisterTileEmitter::aVector(OpBuilder &in, SmallVector<Value> idx,
                                    bool last, int64_t lastLanes, Value mask,
                                    Value zero) {
   if (k.dequant)
-    return dequantVector(in, last ? mask : Value());
+    return dequantVector(in, last ? mask : Value(),
+                         factors ? factors->q : dequantRoot(op, k.b));
   if (k.window) {
     // One load from the lane's first tap on, as far as the row
     // goes; lane l's bytes are taps stride * l + 0..3 (a tap past
@@ -1442,7 +1537,18 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   SmallVector<scf::ForOp> nest;
   OpBuilder in = at;
   ValueRange carried = accs;
-  for (unsigned r : k.reductions) {
+  // Block factors: the loops of a block carry the block's own sums, from
+  // zero (and, with a zero point, each row's sum of b after them); the
+  // loops outside, the accumulators.
+  size_t numOuter = k.reductions.size() - (factors ? k.blockInner : 0);
+  ValueRange outerCarried;
+  SmallVector<Value> blockStart;
+  for (auto [l, r] : llvm::enumerate(k.reductions)) {
+    if (factors && l == numOuter) {
+      outerCarried = carried;
+      blockStart.assign(nRows * n + (factors->zero ? nRows : 0), zero);
+      carried = blockStart;
+    }
     Value lb = cst(in, 0), ub = cst(in, trips[r]);
     if (r == k.reductions.front() && chunk0) {
       lb = chunk0;
@@ -1467,7 +1573,7 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
     avec.push_back(aVector(in, indices(in, loc, maps[k.a], ivs), j % n == n - 1,
                            lastLanes, mask, zero));
   }
-  SmallVector<Value> next;
+  SmallVector<Value> next, rowB;
   Value bv;
   // The 16-bit halves of each byte vector a step splits (dotFromPairs),
   // split once however many products read it.
@@ -1489,6 +1595,7 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
     // b's scalar: one per row, or one for all when the rows are a's.
     if (!bv || !k.rowsInA)
       bv = bVector(in, f0, i);
+    rowB.push_back(bv);
     if (k.dot) {
       StringAttr name = in.getStringAttr(int8Dot);
       for (int64_t j = 0; j < n; ++j) {
@@ -1510,10 +1617,47 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
                          : Value(vector::FMAOp::create(in, loc, aOf(j), bv,
                                                        carried[i * n + j])));
   }
+  if (factors && factors->zero)
+    for (int64_t i = 0; i < nRows; ++i)
+      next.push_back(
+          arith::AddFOp::create(in, loc, carried[nRows * n + i], rowB[i]));
   scf::YieldOp::create(in, loc, next);
-  for (size_t l = nest.size() - 1; l > 0; --l) {
-    OpBuilder y = OpBuilder::atBlockEnd(nest[l - 1].getBody());
-    scf::YieldOp::create(y, loc, nest[l].getResults());
+  auto chain = [&](size_t from, size_t to) {
+    for (size_t l = from; l > to; --l) {
+      OpBuilder y = OpBuilder::atBlockEnd(nest[l - 1].getBody());
+      scf::YieldOp::create(y, loc, nest[l].getResults());
+    }
+  };
+  if (factors) {
+    chain(nest.size() - 1, numOuter);
+    // After a block: acc + S * (sum(b * Q) - Z * sum(b)), S and Z
+    // loaded once per block and vector.
+    OpBuilder fb = OpBuilder::atBlockEnd(nest[numOuter - 1].getBody());
+    ValueRange sums = nest[numOuter].getResults();
+    SmallVector<Value> negSumB;
+    if (factors->zero)
+      for (int64_t i = 0; i < nRows; ++i)
+        negSumB.push_back(arith::NegFOp::create(fb, loc, sums[nRows * n + i]));
+    SmallVector<Value> updated(nRows * n);
+    for (int64_t j = 0; j < n; ++j) {
+      ivs[k.p] = arith::AddIOp::create(fb, loc, p0, cst(fb, j * lanes));
+      Value m = j == n - 1 ? mask : Value();
+      Value s = factors->scale ? dequantVector(fb, m, factors->scale) : Value();
+      Value z = factors->zero ? dequantVector(fb, m, factors->zero) : Value();
+      for (int64_t i = 0; i < nRows; ++i) {
+        Value d = sums[i * n + j];
+        if (z)
+          d = vector::FMAOp::create(fb, loc, negSumB[i], z, d);
+        Value acc = outerCarried[i * n + j];
+        updated[i * n + j] =
+            s ? Value(vector::FMAOp::create(fb, loc, d, s, acc))
+              : Value(arith::AddFOp::create(fb, loc, acc, d));
+      }
+    }
+    scf::YieldOp::create(fb, loc, updated);
+    chain(numOuter - 1, 0);
+  } else {
+    chain(nest.size() - 1, 0);
   }
   at.setInsertionPointAfter(nest.front());
   // The sums go through the epilogue into its output, or (between chunks)
@@ -1586,6 +1730,8 @@ void RegisterTileEmitter::run() {
   unsigned r0 = k.reductions.front();
   bool chunked = plan.chunk < trips[r0];
   around = surroundingsOf(op);
+  if (k.blockInner)
+    factors = blockFactors(op, k);
   if (around.fill && around.fillValue.getType() != accType)
     around.fill = nullptr;
   // With the epilogue, the nest goes where the epilogue was: what it
@@ -1739,7 +1885,11 @@ dlc::codegen::planRegisterTile(const Contraction &k, ArrayRef<int64_t> trips,
   int64_t registers = target.vectorRegisters > 0
                           ? target.vectorRegisters
                           : (target.vectorBits >= 512 ? 32 : 16);
-  plan.rows = k.f ? rowsPerBlock(trips[*k.f], registers >= 32 ? 8 : 4) : 1;
+  // Block factors (Contraction::blockInner) carry a block's sums beside
+  // the accumulators: half the rows.
+  int64_t sets = k.blockInner ? 2 : 1;
+  plan.rows =
+      k.f ? rowsPerBlock(trips[*k.f], (registers >= 32 ? 8 : 4) / sets) : 1;
   plan.block = plan.lanes * plan.vectors;
   plan.fullCols = trips[k.p] / plan.block * plan.block;
   plan.fullRows = k.f ? trips[*k.f] / plan.rows * plan.rows : 1;
@@ -1773,7 +1923,7 @@ dlc::codegen::planRegisterTile(const Contraction &k, ArrayRef<int64_t> trips,
   // the row divides (x86 takes the loaded operand of a multiply-add from
   // memory, so 16 registers hold 8 accumulators too): a [256 x 1024]
   // weight at batch 1, 40 -> 20 us on one Zen 4 core.
-  int64_t mostVectors = std::min<int64_t>(8, registers / 2);
+  int64_t mostVectors = std::min<int64_t>(8, registers / 2 / sets);
   if (plan.rows == 1 && !pooling && !k.rowsInA && !k.integer && !k.dot &&
       !k.window && rowVectors > plan.vectors && mostVectors > plan.vectors) {
     int64_t blocks = (rowVectors + mostVectors - 1) / mostVectors;

@@ -721,27 +721,37 @@ func.func @dot_pixels_stride2(%x: memref<1x1x3x40x4xi8>, %w: memref<2x1x1x3x4xi8
 // A weight dequantized in the body (MatMulNBits, columns innermost): 4-bit
 // fields of bytes B[kb, j, n] (field f of byte j is k = 2 j + f), minus the
 // block's zero point Z[kb, n] (bytes), times its scale S[kb, n], times
-// A[m, kb, j, f]. The vector operand is the body's expression computed on
-// vectors: bytes, zero points and scales loaded along the columns, the
-// field's shift (a loop index, the same for every lane) broadcast; A's
-// element broadcast as for any contraction. 3 rows x 20 columns: one block
-// of 2 vectors and one masked vector for the last 4 columns.
+// A[m, kb, j, f]. Z and S stay the same through a block's loops (j, f), so
+// a block's steps multiply A by the bare field Q (bytes loaded along the
+// columns, the field's shift a loop index, the same for every lane,
+// broadcast) into sums of their own that start at zero, beside each row's
+// sum of A; after the block, acc + S * (sum - Z * sum(A)), S and Z loaded
+// once per block. 3 rows x 20 columns: blocks of 2 rows x 2 vectors, then
+// the last row, then one masked vector for the last 4 columns.
 // CHECK-LABEL: func.func @dequantized_weight
-// CHECK: %[[R:.*]]:6 = scf.for {{.*}} iter_args
-// CHECK:   scf.for
-// CHECK:     scf.for %[[F:.*]] = {{.*}} iter_args
+// CHECK: %[[ZERO:[a-z0-9_]+]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK: scf.for %[[KB:[a-z0-9_]+]] = {{.*}} iter_args(%[[ACC:[a-z0-9_]+]] = 
+// CHECK:   %[[BLK:[a-z0-9_]+]]:6 = scf.for {{.*}} iter_args(%{{[a-z0-9_]+}} = %[[ZERO]], %{{[a-z0-9_]+}} = %[[ZERO]], %{{[a-z0-9_]+}} = %[[ZERO]], %{{[a-z0-9_]+}} = %[[ZERO]], %{{[a-z0-9_]+}} = %[[ZERO]], %{{[a-z0-9_]+}} = %[[ZERO]])
+// CHECK:     scf.for %[[F:[a-z0-9_]+]] = {{.*}} iter_args
 // CHECK:       vector.load %{{.*}} : memref<2x8x20xi8>, vector<8xi8>
-// CHECK:       vector.load %{{.*}} : memref<2x20xf32>, vector<8xf32>
-// CHECK:       vector.load %{{.*}} : memref<2x20xi8>, vector<8xi8>
+// CHECK-NOT:   memref<2x20x
 // CHECK:       arith.remui %[[F]]
 // CHECK:       vector.broadcast %{{.*}} : i8 to vector<8xi8>
 // CHECK:       arith.shrui %{{.*}} : vector<8xi8>
 // CHECK:       arith.andi %{{.*}} : vector<8xi8>
-// CHECK:       arith.uitofp %{{.*}} : vector<8xi8> to vector<8xf32>
-// CHECK:       arith.subf %{{.*}} : vector<8xf32>
-// CHECK:       arith.mulf %{{.*}} : vector<8xf32>
-// CHECK:       memref.load %{{.*}} : memref<3x2x8x2xf32>
-// CHECK:       vector.fma
+// CHECK:       %[[Q:[a-z0-9_]+]] = arith.uitofp %{{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK-NOT:   arith.subf
+// CHECK-NOT:   arith.mulf
+// CHECK:       %[[X:[a-z0-9_]+]] = memref.load %{{.*}} : memref<3x2x8x2xf32>
+// CHECK:       %[[XV:[a-z0-9_]+]] = vector.broadcast %[[X]]
+// CHECK:       vector.fma %[[Q]], %[[XV]], %{{.*}}
+// CHECK:       arith.addf %{{.*}}, %[[XV]] : vector<8xf32>
+// CHECK:   %[[NEG:[a-z0-9_]+]] = arith.negf %[[BLK]]#4
+// CHECK:   %[[S:[a-z0-9_]+]] = vector.load %{{.*}}[%[[KB]], %{{.*}}] : memref<2x20xf32>, vector<8xf32>
+// CHECK:   %[[ZB:[a-z0-9_]+]] = vector.load %{{.*}}[%[[KB]], %{{.*}}] : memref<2x20xi8>, vector<8xi8>
+// CHECK:   %[[Z:[a-z0-9_]+]] = arith.uitofp %[[ZB]]
+// CHECK:   %[[D:[a-z0-9_]+]] = vector.fma %[[NEG]], %[[Z]], %[[BLK]]#0
+// CHECK:   vector.fma %[[D]], %[[S]], %[[ACC]]
 // CHECK: vector.create_mask %c4
 // CHECK: vector.maskedload %{{.*}} : memref<2x8x20xi8>, vector<8xi1>, vector<8xi8> into vector<8xi8>
 // CHECK-NOT: linalg.generic
@@ -755,6 +765,47 @@ func.func @dequantized_weight(%a: memref<3x2x8x2xf32>, %b: memref<2x8x20xi8>, %s
   %c15 = arith.constant 15 : i8
   linalg.generic {indexing_maps = [#qa, #qb, #qs, #qs, #qo], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%a, %b, %s, %z : memref<3x2x8x2xf32>, memref<2x8x20xi8>, memref<2x20xf32>, memref<2x20xi8>) outs(%y : memref<3x20xf32>) {
+  ^bb0(%x: f32, %byte: i8, %scale: f32, %zp: i8, %acc: f32):
+    %f = linalg.index 4 : index
+    %slot = arith.remui %f, %c2 : index
+    %slot8 = arith.index_castui %slot : index to i8
+    %shift = arith.muli %slot8, %c4 : i8
+    %sh = arith.shrui %byte, %shift : i8
+    %q = arith.andi %sh, %c15 : i8
+    %qf = arith.uitofp %q : i8 to f32
+    %zf = arith.uitofp %zp : i8 to f32
+    %c = arith.subf %qf, %zf : f32
+    %w = arith.mulf %c, %scale : f32
+    %p = arith.mulf %x, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A scale that changes within a block's loops (one per byte here) is no
+// block factor: the weight is dequantized whole at every step, as the
+// body says.
+// CHECK-LABEL: func.func @dequantized_weight_scale_per_byte
+// CHECK:       scf.for
+// CHECK:         arith.uitofp %{{.*}} : vector<8xi8> to vector<8xf32>
+// CHECK:         arith.subf %{{.*}} : vector<8xf32>
+// CHECK:         arith.mulf %{{.*}} : vector<8xf32>
+// CHECK:         vector.fma
+// CHECK-NOT:   arith.negf
+// CHECK: return
+#pa = affine_map<(m, n, kb, j, f) -> (m, kb, j, f)>
+#pb = affine_map<(m, n, kb, j, f) -> (kb, j, n)>
+#pz = affine_map<(m, n, kb, j, f) -> (kb, n)>
+#po = affine_map<(m, n, kb, j, f) -> (m, n)>
+func.func @dequantized_weight_scale_per_byte(%a: memref<3x2x8x2xf32>, %b: memref<2x8x20xi8>, %s: memref<2x8x20xf32>, %z: memref<2x20xi8>, %y: memref<3x20xf32>) {
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : i8
+  %c15 = arith.constant 15 : i8
+  linalg.generic {indexing_maps = [#pa, #pb, #pb, #pz, #po], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %b, %s, %z : memref<3x2x8x2xf32>, memref<2x8x20xi8>, memref<2x8x20xf32>, memref<2x20xi8>) outs(%y : memref<3x20xf32>) {
   ^bb0(%x: f32, %byte: i8, %scale: f32, %zp: i8, %acc: f32):
     %f = linalg.index 4 : index
     %slot = arith.remui %f, %c2 : index

@@ -49,6 +49,11 @@ struct Contraction {
   /// and of constants, vectorized as it stands; `a` is the first of them.
   bool dequant = false;
   llvm::SmallVector<unsigned, 4> aInputs;
+  /// A dequantized weight whose scale and zero point stay the same
+  /// through the innermost `blockInner` reduction loops (MatMulNBits'
+  /// blocks of k): a block's products are summed apart and scaled once,
+  /// the zero point taken off through the sum of `b` over the block.
+  unsigned blockInner = 0;
   /// Dot products over a filter window (`dot` is then the window's loop,
   /// at most 4 taps, in a's innermost index as `stride * p + tap`): each
   /// lane's 4 bytes are its own taps, picked from one load by a byte
