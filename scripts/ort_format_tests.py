@@ -291,6 +291,39 @@ def weight_only_ops(out, rng):
               [node], [("A", F32)], [("Y", F32)],
               {"A": uniform(rng, lead + [k])}, domains=MS,
               initializers=inits)
+    # float16 models (what GenAI exports for GPUs write): A, scales, float
+    # zero points, bias and Y in T1 = float16, one of the quantizer's
+    # nodes and a hand-made one with float zero points and a bias.
+    F16 = TensorProto.FLOAT16
+    node, inits = matmul_nbits_quantized(rng, 256, 96, 32, 4, False)
+    del node.input[0]
+    node.input.insert(0, "A")
+    del node.output[:]
+    node.output.append("Y")
+    inits = [numpy_helper.from_array(
+        numpy_helper.to_array(t).astype(np.float16), t.name)
+             if t.data_type == F32 else t for t in inits]
+    write(out, "test_ms_matmulnbits_fp16_4bit_asym_k256_n96_block32_m4",
+          [node], [("A", F16)], [("Y", F16)],
+          {"A": uniform(rng, [1, 4, 256]).astype(np.float16)}, domains=MS,
+          initializers=inits)
+    k, n, bs = 64, 24, 32
+    q = rng.integers(0, 16, (n, k))
+    write(out, "test_ms_matmulnbits_fp16_float_zp_bias",
+          [ms_node("MatMulNBits", ["A", "B", "scales", "zp", "", "bias"],
+                   ["Y"], K=k, N=n, bits=4, block_size=bs)],
+          [("A", F16)], [("Y", F16)],
+          {"A": uniform(rng, [3, k]).astype(np.float16)}, domains=MS,
+          initializers=[
+              numpy_helper.from_array(
+                  (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8).reshape(
+                      n, k // bs, bs // 2), "B"),
+              numpy_helper.from_array(rng.uniform(
+                  0.01, 0.1, (n * k // bs,)).astype(np.float16), "scales"),
+              numpy_helper.from_array(rng.uniform(
+                  0, 15, (n * k // bs,)).astype(np.float16), "zp"),
+              numpy_helper.from_array(
+                  uniform(rng, [n]).astype(np.float16), "bias")])
     # com.microsoft.GatherBlockQuantized: the quantizer's 4-bit embedding
     # tables (uint4 with zero points, int4 without), gathered by indices
     # with negative ones among them.

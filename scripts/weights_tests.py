@@ -22,7 +22,9 @@ and not; int8 per channel and in blocks):
   4. the model ONNX Runtime's 4-bit quantizer writes in its QDQ format
      (opset 21's blocked DequantizeLinear of int4/uint4 constants) compiles
      to the same kernels and agrees with ONNX Runtime running it as
-     written.
+     written;
+  5. --weights=int4 with --precision=fp16 (MatMulNBits on float16
+     activations) agrees with ONNX Runtime running the model it writes.
 
   python -m scripts.weights_tests --build build \\
       --targets cpu,vulkan,cuda:sm_87 --zoo
@@ -228,6 +230,50 @@ def check(name, model, args, work, specs=None):
                        rep["packed_weight_bytes"] / 2 ** 20))
 
 
+def check_fp16(name, model, args, work, specs=None):
+    """--weights=int4 with --precision=fp16: MatMulNBits with float16
+    activations, scales and bias (T1 = float16) among 16-bit operators.
+    ONNX Runtime runs the model dlc writes (--emit=onnx); dlc's artifact
+    agrees with it at 16-bit tolerance on each target that runs here
+    (Vulkan with +fp16)."""
+    rng = np.random.default_rng(13)
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    flags = ["--weights=int4", "--precision=fp16"]
+    qpath = os.path.join(work, name + ".int4.fp16.onnx")
+    run([args.dlc_compile, path, "--emit=onnx", "-o", qpath] + flags)
+    ops = {(n.domain, n.op_type) for n in onnx.load(qpath).graph.node}
+    if ("com.microsoft", "MatMulNBits") not in ops:
+        fail("%s int4+fp16: no MatMulNBits in the rewritten model" % name)
+    qsess = ort.InferenceSession(qpath, providers=["CPUExecutionProvider"])
+    out_names = [o.name for o in model.graph.output]
+    evals = feeds_for(model, rng, 2, specs)
+    refs = [qsess.run(None, f) for f in evals]
+    worst = 0.0
+    for target in split_targets(args.targets):
+        if target == "vulkan":
+            target = "vulkan:+fp16"
+        elif target.startswith("vulkan"):
+            continue
+        art = os.path.join(work, "h.dlcx")
+        run([args.dlc_compile, path, "--target=" + target, "-o", art] + flags)
+        if target.startswith("cuda"):
+            continue
+        for e, (feed, ref) in enumerate(zip(evals, refs)):
+            got = run_artifact(args.dlc_run, art, feed,
+                               os.path.join(work, "h%d" % e))
+            for i, o in enumerate(out_names):
+                err = rel_rms(got[o].astype(np.float32),
+                              ref[i].astype(np.float32))
+                worst = max(worst, err)
+                if err > 1e-2:
+                    fail("%s int4+fp16 on %s: output %s differs from ONNX "
+                         "Runtime running dlc's model (relative RMS %.3g)"
+                         % (name, target, o, err))
+    print("ok   %-28s vs ONNX Runtime %.2g (rel. RMS, worst output)"
+          % (name + " int4+fp16", worst))
+
+
 def check_qdq_format(name, model, args, work):
     """ONNX Runtime's 4-bit quantizer in its QDQ format (opset 21's blocked
     DequantizeLinear of int4/uint4 constants before each MatMul), which
@@ -291,13 +337,16 @@ def main():
         check("mlp", small_model(np.random.default_rng(5)), args, work)
         check_qdq_format("mlp", small_model(np.random.default_rng(5)), args,
                          work)
+        check_fp16("mlp", small_model(np.random.default_rng(5)), args, work)
         if args.zoo:
             from scripts.zoo import models as zoo
             manifest = zoo.ensure_models(names=["decoder_lm"])
             entry = manifest["models"]["decoder_lm"]
             specs = {s["name"]: s for s in entry["inputs"]}
-            check("decoder_lm", onnx.load(os.path.join(
-                zoo.DEFAULT_OUT, "decoder_lm.onnx")), args, work, specs)
+            decoder = onnx.load(os.path.join(zoo.DEFAULT_OUT,
+                                             "decoder_lm.onnx"))
+            check("decoder_lm", decoder, args, work, specs)
+            check_fp16("decoder_lm", decoder, args, work, specs)
     print("weights_tests: all passed")
 
 

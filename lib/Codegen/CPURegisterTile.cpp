@@ -313,8 +313,15 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   return declined(op, "no input is read along a unit-stride column loop");
 }
 
+/// The block argument `v` is, directly or extended from a 16-bit float.
+BlockArgument floatArgument(Value v) {
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    v = ext.getIn();
+  return dyn_cast<BlockArgument>(v);
+}
+
 /// The dequantized weight E of a contraction out += b * E (input `b` the
-/// activation): the multiply's operand that is not b.
+/// activation, maybe extended): the multiply's operand that is not b.
 Value dequantRoot(linalg::GenericOp op, unsigned b) {
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -323,8 +330,9 @@ Value dequantRoot(linalg::GenericOp op, unsigned b) {
   Operation *mul =
       (add->getOperand(0) == acc ? add->getOperand(1) : add->getOperand(0))
           .getDefiningOp();
-  return mul->getOperand(0) == body.getArgument(b) ? mul->getOperand(1)
-                                                   : mul->getOperand(0);
+  return floatArgument(mul->getOperand(0)) == body.getArgument(b)
+             ? mul->getOperand(1)
+             : mul->getOperand(0);
 }
 
 /// Whether body value `v` of `op` is the same through all steps of
@@ -414,24 +422,30 @@ std::optional<Contraction> matchDequant(linalg::GenericOp op) {
                  .getDefiningOp<arith::MulFOp>();
   if (!mul)
     return std::nullopt;
+  // b: a block argument, or one extended from a 16-bit float (loaded in
+  // its type, extended after the load).
   std::optional<unsigned> bi;
   Value expr;
+  bool extended = false;
   for (auto [x, y] : {std::pair(mul.getLhs(), mul.getRhs()),
                       std::pair(mul.getRhs(), mul.getLhs())}) {
-    auto arg = dyn_cast<BlockArgument>(x);
+    BlockArgument arg = floatArgument(x);
     if (arg && arg.getOwner() == &body && arg.getArgNumber() < numInputs &&
-        !isa<BlockArgument>(y)) {
+        !isa<BlockArgument>(y) && (x == arg || x.hasOneUse())) {
       bi = arg.getArgNumber();
       expr = y;
+      extended = x != arg;
       break;
     }
   }
   if (!bi)
     return std::nullopt;
   SmallVector<Operation *> ops = expressionOf(body, expr);
-  // Nothing in the body but the expression, the multiply, the add and the
-  // yield; the expression reads neither b nor the accumulator.
-  if (ops.empty() || ops.size() + 3 != body.getOperations().size())
+  // Nothing in the body but the expression, b's extension, the multiply,
+  // the add and the yield; the expression reads neither b nor the
+  // accumulator.
+  if (ops.empty() ||
+      ops.size() + 3 + (extended ? 1 : 0) != body.getOperations().size())
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<unsigned> aInputs;

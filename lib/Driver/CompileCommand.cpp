@@ -180,10 +180,10 @@ static cl::opt<std::string> quantReport(
     cl::value_desc("file.json"), cl::init(""), cl::cat(quantCategory));
 static cl::opt<std::string> keepFloat(
     "keep-float",
-    cl::desc("With --quantize: keep these nodes in float (name,name,...), or "
-             "auto:<error> to keep the most sensitive layers in float until "
-             "every output's relative RMS error against float is at most "
-             "<error>"),
+    cl::desc("With --quantize or --precision: keep these nodes in float "
+             "(name,name,...), or auto:<error> to keep the most sensitive "
+             "layers in float until every output's relative RMS error "
+             "against float on --calibration-data is at most <error>"),
     cl::value_desc("names|auto:error"), cl::init(""), cl::cat(quantCategory));
 
 static cl::opt<std::string> weights(
@@ -206,7 +206,8 @@ static cl::opt<std::string> precision(
     cl::desc("Mixed precision: fp16 or bf16 stores weights and activations "
              "in 16 bits (float32 sums inside convolutions, matrix products, "
              "reductions and normalizations; graph inputs and outputs stay "
-             "float32); --keep-float=name,... keeps nodes in float32; "
+             "float32); --keep-float=name,...|auto:<error> keeps nodes in "
+             "float32; "
              "--quant-report with --calibration-data writes the outputs' "
              "error against float32. fp32: the model as it is (default)"),
     cl::value_desc("fp32|fp16|bf16"), cl::init(""), cl::cat(quantCategory));
@@ -264,10 +265,6 @@ static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
     return "--precision=" + precision +
            " does not go together with --quantize yet: 16-bit activations "
            "around integer kernels are not supported";
-  if (weights.getNumOccurrences())
-    return "--precision=" + precision +
-           " does not go together with --weights yet: the weight-only "
-           "kernels read float32 activations";
   if (calibrationMethod.getNumOccurrences())
     return "--calibration-method is for --quantize";
   if (splitInputFile)
@@ -278,14 +275,26 @@ static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
   if (!parsed)
     return error;
   options = *parsed;
-  if (std::string error = readReportOptions("--precision", options);
-      !error.empty())
-    return error;
-  if (StringRef(keepFloat).starts_with("auto"))
-    return "--keep-float=auto is for --quantize; with --precision, name the "
-           "nodes to keep in float32";
-  options.keepFloat = nodeNames(keepFloat);
-  return "";
+  if (keepFloat.getNumOccurrences())
+    if (std::string error = dlc::parseKeepFloat(keepFloat, options.keepFloat,
+                                                options.autoKeepFloatBudget);
+        !error.empty())
+      return error;
+  if (weights.getNumOccurrences() &&
+      (options.autoKeepFloatBudget || quantReport.getNumOccurrences()))
+    return "--precision with --weights: --quant-report and --keep-float=auto "
+           "measure one rewrite; write the --weights model with --emit=onnx "
+           "first and give it to --precision";
+  if (options.autoKeepFloatBudget) {
+    // The samples measure the error that the search keeps within budget.
+    if (calibrationData.empty())
+      return "--keep-float=auto with --precision needs --calibration-data "
+             "(the samples its error is measured on)";
+    options.calibrationDir = calibrationData;
+    options.reportPath = quantReport;
+    return "";
+  }
+  return readReportOptions("--precision", options);
 }
 
 /// Checks --weights and its options; fills `options` when --weights is
@@ -299,9 +308,10 @@ static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
   if (quantize.getNumOccurrences())
     return "--weights and --quantize do not go together: --quantize=int8 "
            "quantizes weights and activations, --weights only weights";
+  // (--keep-float goes to --precision when both are given.)
   for (cl::Option *o :
        std::initializer_list<cl::Option *>{&calibrationMethod, &keepFloat})
-    if (o->getNumOccurrences())
+    if (o->getNumOccurrences() && (o != &keepFloat || !lowersPrecision()))
       return ("--" + o->ArgStr +
               " is for --quantize; --weights takes "
               "--weights-skip")
@@ -389,7 +399,8 @@ static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
     options.method = *method;
   }
   if (keepFloat.getNumOccurrences())
-    return dlc::parseKeepFloat(keepFloat, options);
+    return dlc::parseKeepFloat(keepFloat, options.keepFloat,
+                               options.autoKeepFloatBudget);
   return "";
 }
 
@@ -649,7 +660,8 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
       return dlc::pruneONNXFile(context, inputFile, options, pruneOptions, os);
     if (lowersPrecision())
       return dlc::lowerPrecisionONNXFile(context, inputFile, options,
-                                         precisionOptions, os);
+                                         precisionOptions, os,
+                                         weighting ? &weightOptions : nullptr);
     if (weighting)
       return dlc::quantizeWeightsONNXFile(context, inputFile, options,
                                           weightOptions, os);

@@ -176,10 +176,14 @@ HostModel::compile(MLIRContext &context, const onnx::ModelProto &model,
     t.dtype = info.dtype;
     t.dims.assign(info.dims, info.dims + info.rank);
     t.bytes = info.size_bytes;
-    if (info.dtype == DLCX_DTYPE_F32)
+    if (info.dtype == DLCX_DTYPE_F32) {
       t.data.resize(info.size_bytes / sizeof(float));
-    else
+    } else {
       t.raw.resize(info.size_bytes);
+      // 16-bit floats (a --precision model's values) are read widened.
+      if (info.dtype == DLCX_DTYPE_F16 || info.dtype == DLCX_DTYPE_BF16)
+        t.data.resize(info.size_bytes / 2);
+    }
     return t;
   };
   for (uint32_t i = 0; i < dlc_model_input_count(host->loaded); ++i) {
@@ -239,6 +243,15 @@ LogicalResult HostModel::run(const CalibrationSet &set, size_t sample) {
                      : output.raw.data();
     if (dlc_session_get_output(session, i, data, output.bytes) != DLC_OK)
       return emitError(loc, "calibration: ") << dlc_session_message(session);
+    if (output.dtype != DLCX_DTYPE_F32 && !output.data.empty()) {
+      dlc_host_tensor_t view = {};
+      view.dtype = output.dtype;
+      view.count = output.data.size();
+      view.data = output.raw.data();
+      view.size = output.raw.size();
+      for (size_t e = 0; e < output.data.size(); ++e)
+        output.data[e] = static_cast<float>(dlc_tensor_get(&view, e));
+    }
   }
   return success();
 }
@@ -367,4 +380,42 @@ LogicalResult dlc::quantizeAndEmit(
                      "cannot serialize the quantized model (over 2 GB?)");
   output << bytes;
   return success();
+}
+
+FailureOr<KeepFloatSearch> dlc::searchKeepFloat(
+    size_t n, double error,
+    llvm::function_ref<FailureOr<std::pair<bool, double>>(size_t)> probe) {
+  KeepFloatSearch result;
+  result.fewestError = error;
+  size_t fails = 0, holds = 0, probed = 0;
+  auto tryKeeping = [&](size_t k) -> LogicalResult {
+    FailureOr<std::pair<bool, double>> ok = probe(k);
+    if (failed(ok))
+      return failure();
+    probed = k;
+    if (ok->first) {
+      holds = k;
+    } else {
+      fails = k;
+      result.fewestError = ok->second;
+    }
+    return success();
+  };
+  for (size_t k = 1; !holds; k = std::min(2 * k, n - 1)) {
+    if (k <= fails || k >= n)
+      break;
+    if (failed(tryKeeping(k)))
+      return failure();
+  }
+  result.failed = fails;
+  if (!holds)
+    return result;
+  while (holds - fails > 1)
+    if (failed(tryKeeping((holds + fails) / 2)))
+      return failure();
+  if (probed != holds && failed(tryKeeping(holds)))
+    return failure();
+  result.kept = holds;
+  result.failed = fails;
+  return result;
 }

@@ -16,6 +16,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
@@ -102,7 +103,7 @@ public:
 
   size_t outputCount() const { return outputs.size(); }
   const std::string &outputName(size_t i) const { return outputs[i].name; }
-  /// Null when output `i` is not float32.
+  /// Null when output `i` is not a float (16-bit floats come widened).
   llvm::ArrayRef<float> output(size_t i) const { return outputs[i].data; }
   /// The last run's value of graph input `i` (float32 inputs only).
   size_t inputCount() const { return inputs.size(); }
@@ -126,6 +127,30 @@ private:
   dlc_session_t *session = nullptr;
   std::vector<Tensor> inputs, outputs;
 };
+
+/// What --keep-float=auto's search found.
+struct KeepFloatSearch {
+  size_t kept = 0;        ///< layers kept in float; 0: no count below all held
+  size_t failed = 0;      ///< the most kept in a probe that did not hold
+  double fewestError = 0; ///< that probe's error (the first's when none)
+};
+
+/// --keep-float=auto's search over `n` layers ranked most sensitive first,
+/// the model's error with none kept being `error`: the fewest k of them
+/// kept in float for which `probe(k)` (which rewrites the model keeping
+/// those and measures it: within the budget, and the error) holds, by
+/// doubling k from 1 up to n - 1, then bisecting. The model is left as
+/// the probe of the answer rewrote it.
+mlir::FailureOr<KeepFloatSearch> searchKeepFloat(
+    size_t n, double error,
+    llvm::function_ref<mlir::FailureOr<std::pair<bool, double>>(size_t)> probe);
+
+/// `v` as `style` (printf's) writes it, for a diagnostic.
+inline std::string formatNumber(double v, const char *style) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format(style, v);
+  return text;
+}
 
 /// A report's number: JSON has no infinities, they are written as null.
 inline llvm::json::Value jsonNumber(double v) {

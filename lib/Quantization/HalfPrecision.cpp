@@ -92,8 +92,11 @@ const llvm::StringSet<> kKeptOps = {
     "ConstantOfShape",
 };
 
-/// Operators of quantized models (QDQ, QOperator, dynamic and weight-only
-/// formats): their integer kernels read and write float32 around them.
+/// Operators of quantized models (QDQ, QOperator and dynamic formats):
+/// their integer kernels read and write float32 around them. (Weight-only
+/// ones are not among them: MatMulNBits computes in 16 bits like any
+/// product, GatherBlockQuantized stays float32 as an operator of another
+/// domain.)
 const llvm::StringSet<> kQuantizedOps = {
     "QuantizeLinear",
     "DequantizeLinear",
@@ -111,11 +114,47 @@ const llvm::StringSet<> kQuantizedOps = {
     "QLinearSigmoid",
     "QLinearLeakyRelu",
     "DynamicQuantizeLSTM",
-    "MatMulNBits",
-    "GatherBlockQuantized",
     "DynamicQuantizeMatMul",
     "MatMulIntegerToFloat",
 };
+
+/// com.microsoft.MatMulNBits as far as the rewrite needs it: A, scales,
+/// float zero points, bias and Y share T1, which ONNX Runtime's kernels
+/// take as float32 or float16 (not bfloat16); the packed weights and
+/// g_idx are integers. (ONNX's registry has no contrib schemas.)
+const onnx::OpSchema &matMulNBitsSchema() {
+  static const onnx::OpSchema schema = [] {
+    onnx::OpSchema s("MatMulNBits", __FILE__, __LINE__);
+    s.SetDomain("com.microsoft")
+        .Input(0, "A", "", "T1")
+        .Input(1, "B", "", "T2")
+        .Input(2, "scales", "", "T1")
+        .Input(3, "zero_points", "", "T3", onnx::OpSchema::Optional)
+        .Input(4, "g_idx", "", "T4", onnx::OpSchema::Optional)
+        .Input(5, "bias", "", "T1", onnx::OpSchema::Optional)
+        .Output(0, "Y", "", "T1")
+        .TypeConstraint("T1", {"tensor(float)", "tensor(float16)"}, "")
+        .TypeConstraint("T2", {"tensor(uint8)"}, "")
+        .TypeConstraint(
+            "T3", {"tensor(uint8)", "tensor(float)", "tensor(float16)"}, "")
+        .TypeConstraint("T4", {"tensor(int32)"}, "");
+    return s;
+  }();
+  return schema;
+}
+
+/// The schema the rewrite reads `node` by: ONNX's at the model's opset
+/// for the default domain, the one above for MatMulNBits, else none (the
+/// operator stays float32).
+const onnx::OpSchema *schemaOf(const onnx::NodeProto &node,
+                               const onnx::ModelProto &model) {
+  if (isDefaultDomain(node))
+    return onnx::OpSchemaRegistry::Schema(node.op_type(), defaultOpset(model),
+                                          "");
+  if (node.domain() == "com.microsoft" && node.op_type() == "MatMulNBits")
+    return &matMulNBitsSchema();
+  return nullptr;
+}
 
 bool hasSubgraph(const onnx::NodeProto &node) {
   return llvm::any_of(node.attribute(), [](const onnx::AttributeProto &a) {
@@ -390,10 +429,7 @@ bool Rewriter::run(std::string &error) {
   std::vector<onnx::NodeProto> nodes;
   for (const onnx::NodeProto &original : graph.node()) {
     onnx::NodeProto node = original;
-    const onnx::OpSchema *schema =
-        isDefaultDomain(node) ? onnx::OpSchemaRegistry::Schema(
-                                    node.op_type(), defaultOpset(model), "")
-                              : nullptr;
+    const onnx::OpSchema *schema = schemaOf(node, model);
     std::set<std::string> params = halfParams(node, schema);
     recordOutputTypes(node, schema);
     if (params.empty()) {
@@ -480,6 +516,196 @@ bool Rewriter::run(std::string &error) {
 
 } // namespace
 
+namespace {
+
+/// The float32 model's graph outputs on every calibration sample, kept to
+/// measure rewrites of it against.
+class OutputReference {
+public:
+  static FailureOr<OutputReference> make(MLIRContext &context,
+                                         const onnx::ModelProto &original,
+                                         llvm::StringRef modelName,
+                                         const ONNXImportOptions &importOptions,
+                                         llvm::StringRef dir) {
+    OutputReference ref;
+    FailureOr<CalibrationSet> set = CalibrationSet::open(
+        context, dir, sampleInputs(original, importOptions));
+    if (failed(set))
+      return failure();
+    ref.set = std::move(*set);
+    FailureOr<std::unique_ptr<HostModel>> host =
+        HostModel::compile(context, original, modelName, importOptions, {});
+    if (failed(host))
+      return failure();
+    for (size_t i = 0; i < (*host)->outputCount(); ++i)
+      ref.names.push_back((*host)->outputName(i));
+    for (size_t s = 0; s < ref.set.samples.size(); ++s) {
+      if (failed((*host)->run(ref.set, s)))
+        return failure();
+      for (size_t i = 0; i < ref.names.size(); ++i) {
+        llvm::ArrayRef<float> v = (*host)->output(i);
+        ref.values.emplace_back(v.begin(), v.end());
+      }
+    }
+    return ref;
+  }
+
+  /// Each float graph output's error in `rewritten` against float32.
+  FailureOr<std::vector<ErrorStats>>
+  errors(MLIRContext &context, const onnx::ModelProto &rewritten,
+         llvm::StringRef modelName,
+         const ONNXImportOptions &importOptions) const {
+    FailureOr<std::unique_ptr<HostModel>> host =
+        HostModel::compile(context, rewritten, modelName, importOptions, {});
+    if (failed(host))
+      return failure();
+    std::vector<ErrorStats> errors(names.size());
+    for (size_t s = 0; s < set.samples.size(); ++s) {
+      if (failed((*host)->run(set, s)))
+        return failure();
+      for (size_t i = 0; i < names.size(); ++i)
+        errors[i].add(values[s * names.size() + i], (*host)->output(i));
+    }
+    return errors;
+  }
+
+  CalibrationSet set;
+  std::vector<std::string> names;         ///< graph outputs, in order
+  std::vector<std::vector<float>> values; ///< sample-major
+};
+
+/// The largest relative RMS error of a float output.
+double endToEnd(const std::vector<ErrorStats> &errors) {
+  double worst = 0;
+  for (const ErrorStats &e : errors)
+    worst = std::max(worst, e.relativeRMS());
+  return worst;
+}
+
+/// --keep-float=auto for --precision: ranks the converted operators by the
+/// error each adds (the SQNR of its 16-bit output below that of its
+/// operands, measured against float32 on the samples), and keeps the
+/// fewest of the first in float32 that bring every output's relative RMS
+/// error within the budget. `model` is rewritten with them kept.
+LogicalResult keepSensitiveInFloat(
+    MLIRContext &context, Location loc, onnx::ModelProto &model,
+    const onnx::ModelProto &original, llvm::StringRef modelName,
+    const ONNXImportOptions &importOptions, const PrecisionOptions &options,
+    const std::string &baseDir, std::unique_ptr<Rewriter> &rewriter) {
+  double budget = *options.autoKeepFloatBudget;
+  FailureOr<OutputReference> reference = OutputReference::make(
+      context, original, modelName, importOptions, options.calibrationDir);
+  if (failed(reference))
+    return failure();
+  FailureOr<std::vector<ErrorStats>> errors =
+      reference->errors(context, model, modelName, importOptions);
+  if (failed(errors))
+    return failure();
+  double error = endToEnd(*errors);
+  size_t n = rewriter->converted.size();
+  if (error <= budget) {
+    llvm::errs() << "dlc-compile: note: --keep-float=auto kept 0 of " << n
+                 << " operators in float32; largest relative RMS error of "
+                    "an output "
+                 << llvm::format("%.4g", error) << " on "
+                 << reference->set.samples.size() << " calibration samples\n";
+    return success();
+  }
+
+  // Every value a converted operator reads or writes (constants aside:
+  // their rounding is the operator's own error), measured once.
+  std::map<std::string, const onnx::NodeProto *> byName;
+  for (const onnx::NodeProto &node : original.graph().node())
+    byName[nodeName(node)] = &node;
+  std::set<std::string> constants;
+  for (const onnx::TensorProto &t : original.graph().initializer())
+    constants.insert(t.name());
+  for (const onnx::NodeProto &node : original.graph().node())
+    if (node.op_type() == "Constant")
+      for (const std::string &out : node.output())
+        constants.insert(out);
+  std::vector<std::string> tensors;
+  std::map<std::string, size_t> tensorIndex;
+  auto observe = [&](const std::string &name) {
+    if (!name.empty() && !constants.count(name) &&
+        tensorIndex.emplace(name, tensors.size()).second)
+      tensors.push_back(name);
+  };
+  for (const std::string &name : rewriter->converted) {
+    const onnx::NodeProto *node = byName[name];
+    for (const std::string &in : node->input())
+      observe(in);
+    for (const std::string &out : node->output())
+      observe(out);
+  }
+  FailureOr<RewriteErrors> measured =
+      measureRewrite(context, original, model, modelName, importOptions,
+                     options.calibrationDir, tensors);
+  if (failed(measured))
+    return failure();
+  auto sqnrOf = [&](const google::protobuf::RepeatedPtrField<std::string> &vs) {
+    double worst = 200;
+    for (const std::string &v : vs) {
+      auto it = tensorIndex.find(v);
+      if (it != tensorIndex.end())
+        worst = std::min(worst, measured->tensors[it->second].sqnr());
+    }
+    return worst;
+  };
+  std::vector<double> added;
+  for (const std::string &name : rewriter->converted) {
+    const onnx::NodeProto *node = byName[name];
+    added.push_back(sqnrOf(node->input()) - sqnrOf(node->output()));
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  llvm::sort(order, [&](size_t a, size_t b) {
+    return added[a] != added[b] ? added[a] > added[b] : a < b;
+  });
+  std::vector<std::string> ranked;
+  for (size_t i : order)
+    ranked.push_back(rewriter->converted[i]);
+
+  PrecisionOptions probeOptions = options;
+  auto probe = [&](size_t k) -> FailureOr<std::pair<bool, double>> {
+    probeOptions.keepFloat = options.keepFloat;
+    probeOptions.keepFloat.insert(probeOptions.keepFloat.end(), ranked.begin(),
+                                  ranked.begin() + k);
+    model = original;
+    rewriter = std::make_unique<Rewriter>(model, probeOptions, baseDir);
+    std::string message;
+    if (!rewriter->run(message))
+      return emitError(loc, "--keep-float=auto: ") << message;
+    FailureOr<std::vector<ErrorStats>> e =
+        reference->errors(context, model, modelName, importOptions);
+    if (failed(e))
+      return failure();
+    error = endToEnd(*e);
+    return std::pair(error <= budget, error);
+  };
+  FailureOr<KeepFloatSearch> search = searchKeepFloat(n, error, probe);
+  if (failed(search))
+    return failure();
+  if (!search->kept)
+    return emitError(loc, "--keep-float=auto:")
+           << formatNumber(budget, "%g") << ": even with only "
+           << n - search->failed << " of " << n
+           << " operators in 16 bits the largest relative RMS error of an "
+              "output is "
+           << formatNumber(search->fewestError, "%.4g")
+           << "; raise the budget or keep float32";
+  llvm::errs() << "dlc-compile: note: --keep-float=auto kept " << search->kept
+               << " of " << n
+               << " operators in float32; largest relative RMS error of an "
+                  "output "
+               << llvm::format("%.4g", error) << " on "
+               << reference->set.samples.size() << " calibration samples\n";
+  return success();
+}
+
+} // namespace
+
 LogicalResult dlc::lowerPrecision(MLIRContext &context, onnx::ModelProto &model,
                                   llvm::StringRef modelName,
                                   const ONNXImportOptions &importOptions,
@@ -502,71 +728,61 @@ LogicalResult dlc::lowerPrecision(MLIRContext &context, onnx::ModelProto &model,
 
   std::string baseDir = externalDataDir(modelName, importOptions);
   const onnx::ModelProto original = model;
-  Rewriter rewriter(model, options, baseDir);
+  auto rewriter = std::make_unique<Rewriter>(model, options, baseDir);
   std::string error;
-  if (!rewriter.run(error))
+  if (!rewriter->run(error))
     return emitError(loc, flag + ": ") << error;
+  if (options.autoKeepFloatBudget &&
+      failed(keepSensitiveInFloat(context, loc, model, original, modelName,
+                                  importOptions, options, baseDir, rewriter)))
+    return failure();
 
   llvm::errs() << "dlc-compile: note: " << flag << ": "
-               << rewriter.converted.size() << " operators in 16 bits, "
-               << rewriter.kept.size() << " in float32; "
-               << llvm::format("%.1f", rewriter.floatConstantBytes / 1048576.0)
+               << rewriter->converted.size() << " operators in 16 bits, "
+               << rewriter->kept.size() << " in float32; "
+               << llvm::format("%.1f", rewriter->floatConstantBytes / 1048576.0)
                << " -> "
-               << llvm::format("%.1f", rewriter.halfConstantBytes / 1048576.0)
+               << llvm::format("%.1f", rewriter->halfConstantBytes / 1048576.0)
                << " MiB of constants";
-  if (rewriter.clampedValues)
-    llvm::errs() << "; " << rewriter.clampedValues
+  if (rewriter->clampedValues)
+    llvm::errs() << "; " << rewriter->clampedValues
                  << " constant values beyond its range clamped to it";
   llvm::errs() << "\n";
   if (options.reportPath.empty())
     return success();
   llvm::json::Object report{
       {"precision", options.spelling()},
-      {"converted_nodes", static_cast<int64_t>(rewriter.converted.size())},
-      {"float_nodes", llvm::json::Array(rewriter.kept)},
-      {"constant_bytes_float32", rewriter.floatConstantBytes},
-      {"constant_bytes_16bit", rewriter.halfConstantBytes},
-      {"constants_clamped_to_range", rewriter.clampedValues},
+      {"converted_nodes", static_cast<int64_t>(rewriter->converted.size())},
+      {"float_nodes", llvm::json::Array(rewriter->kept)},
+      {"constant_bytes_float32", rewriter->floatConstantBytes},
+      {"constant_bytes_16bit", rewriter->halfConstantBytes},
+      {"constants_clamped_to_range", rewriter->clampedValues},
   };
+  if (options.autoKeepFloatBudget)
+    report["keep_float_auto_budget"] = *options.autoKeepFloatBudget;
   if (!options.calibrationDir.empty()) {
-    FailureOr<CalibrationSet> set = CalibrationSet::open(
-        context, options.calibrationDir, sampleInputs(original, importOptions));
-    if (failed(set))
+    FailureOr<RewriteErrors> errors =
+        measureRewrite(context, original, model, modelName, importOptions,
+                       options.calibrationDir, {});
+    if (failed(errors))
       return failure();
-    FailureOr<std::unique_ptr<HostModel>> reference =
-        HostModel::compile(context, original, modelName, importOptions, {});
-    if (failed(reference))
-      return failure();
-    FailureOr<std::unique_ptr<HostModel>> reduced =
-        HostModel::compile(context, model, modelName, importOptions, {});
-    if (failed(reduced))
-      return failure();
-    std::vector<ErrorStats> errors((*reference)->outputCount());
-    for (size_t s = 0; s < set->samples.size(); ++s) {
-      if (failed((*reference)->run(*set, s)) ||
-          failed((*reduced)->run(*set, s)))
-        return failure();
-      for (size_t i = 0; i < errors.size(); ++i)
-        errors[i].add((*reference)->output(i), (*reduced)->output(i));
-    }
-    llvm::json::Array outputs;
-    for (size_t i = 0; i < errors.size(); ++i)
-      if (!(*reference)->output(i).empty())
-        outputs.push_back(
-            outputErrorJSON((*reference)->outputName(i), errors[i]));
-    report["samples"] = static_cast<int64_t>(set->samples.size());
-    report["outputs"] = std::move(outputs);
+    report["samples"] = errors->samples;
+    report["outputs"] = errors->outputsJSON();
+    report["end_to_end_error"] = jsonNumber(errors->endToEnd());
   }
   return writeReport(loc, options.reportPath, std::move(report));
 }
 
-LogicalResult dlc::lowerPrecisionONNXFile(MLIRContext &context,
-                                          llvm::StringRef path,
-                                          const CompileOptions &compileOptions,
-                                          const PrecisionOptions &options,
-                                          llvm::raw_ostream &output) {
+LogicalResult dlc::lowerPrecisionONNXFile(
+    MLIRContext &context, llvm::StringRef path,
+    const CompileOptions &compileOptions, const PrecisionOptions &options,
+    llvm::raw_ostream &output, const WeightOnlyOptions *weightsFirst) {
   return quantizeAndEmit(
       context, path, compileOptions, output, [&](onnx::ModelProto &model) {
+        if (weightsFirst && failed(quantizeWeights(context, model, path,
+                                                   compileOptions.importOptions,
+                                                   *weightsFirst)))
+          return failure();
         return lowerPrecision(context, model, path,
                               compileOptions.importOptions, options);
       });

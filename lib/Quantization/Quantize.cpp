@@ -33,22 +33,23 @@ using namespace mlir;
 using namespace dlc;
 
 std::string dlc::parseKeepFloat(llvm::StringRef spec,
-                                QuantizeOptions &options) {
+                                std::vector<std::string> &names,
+                                std::optional<double> &autoBudget) {
   if (spec.consume_front("auto:")) {
     double budget;
     if (!llvm::to_float(spec, budget) || !(budget > 0))
       return "--keep-float=auto:" + spec.str() +
              ": the budget must be a positive number (the largest relative "
              "RMS error of an output against float, e.g. auto:0.05)";
-    options.autoKeepFloatBudget = budget;
+    autoBudget = budget;
     return "";
   }
-  llvm::SmallVector<llvm::StringRef> names;
-  spec.split(names, ',', -1, /*KeepEmpty=*/false);
-  if (names.empty())
+  llvm::SmallVector<llvm::StringRef> listed;
+  spec.split(listed, ',', -1, /*KeepEmpty=*/false);
+  if (listed.empty())
     return "--keep-float needs node names (name,name,...) or auto:<error>";
-  for (llvm::StringRef name : names)
-    options.keepFloat.push_back(name.trim().str());
+  for (llvm::StringRef name : listed)
+    names.push_back(name.trim().str());
   return "";
 }
 
@@ -211,12 +212,6 @@ Quantizer::evaluate(const onnx::ModelProto &quantized,
   return eval;
 }
 
-std::string formatNumber(double v, const char *style) {
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::format(style, v);
-  return text;
-}
-
 LogicalResult
 Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
                        const Evaluation &eval,
@@ -315,9 +310,7 @@ LogicalResult Quantizer::run() {
     std::vector<std::string> ranked;
     for (size_t i : order)
       ranked.push_back(rewritten[i].layer->name);
-    size_t probed = 0;
-    auto probe = [&](size_t k) -> FailureOr<bool> {
-      probed = k;
+    auto probe = [&](size_t k) -> FailureOr<std::pair<bool, double>> {
       keep = options.keepFloat;
       keep.insert(keep.end(), ranked.begin(), ranked.begin() + k);
       model = original;
@@ -328,39 +321,24 @@ LogicalResult Quantizer::run() {
       eval = evaluate(model, rewritten);
       if (failed(eval))
         return failure();
-      return eval->endToEnd <= budget;
+      return std::pair(eval->endToEnd <= budget, eval->endToEnd);
     };
-    size_t n = ranked.size(), fails = 0, holds = 0;
-    double fewestError = eval->endToEnd;
-    for (size_t k = 1; !holds; k = std::min(2 * k, n - 1)) {
-      if (k <= fails || k >= n)
-        break;
-      FailureOr<bool> ok = probe(k);
-      if (failed(ok))
-        return failure();
-      (*ok ? holds : fails) = k;
-      if (!*ok)
-        fewestError = eval->endToEnd;
-    }
+    size_t n = ranked.size();
+    FailureOr<KeepFloatSearch> search =
+        searchKeepFloat(n, eval->endToEnd, probe);
+    if (failed(search))
+      return failure();
+    size_t holds = search->kept;
     if (!holds) {
       model = original;
       return emitError(loc, "--keep-float=auto:")
-             << formatNumber(budget, "%g") << ": even with only " << n - fails
-             << " of " << n
+             << formatNumber(budget, "%g") << ": even with only "
+             << n - search->failed << " of " << n
              << " layers quantized the largest relative RMS error of an "
                 "output is "
-             << formatNumber(fewestError, "%.4g")
+             << formatNumber(search->fewestError, "%.4g")
              << "; raise the budget or do not quantize";
     }
-    while (holds - fails > 1) {
-      size_t mid = (holds + fails) / 2;
-      FailureOr<bool> ok = probe(mid);
-      if (failed(ok))
-        return failure();
-      (*ok ? holds : fails) = mid;
-    }
-    if (probed != holds && failed(probe(holds)))
-      return failure();
     llvm::errs() << "dlc-compile: note: --keep-float=auto kept " << holds
                  << " of " << n << " layers in float; largest relative RMS "
                  << "error of an output "

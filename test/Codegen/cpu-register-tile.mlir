@@ -785,6 +785,46 @@ func.func @dequantized_weight(%a: memref<3x2x8x2xf32>, %b: memref<2x8x20xi8>, %s
 
 // -----
 
+// A float16 activation (MatMulNBits with T1 = float16) is loaded in its
+// type and extended after the load, like any 16-bit operand.
+// CHECK-LABEL: func.func @dequantized_weight_f16_activation
+// CHECK:       scf.for
+// CHECK:         %[[XH:[a-z0-9_]+]] = memref.load %{{.*}} : memref<1x2x8x2xf16>
+// CHECK:         %[[XF:[a-z0-9_]+]] = arith.extf %[[XH]] : f16 to f32
+// CHECK:         %[[XV:[a-z0-9_]+]] = vector.broadcast %[[XF]]
+// CHECK:         vector.fma %{{.*}}, %[[XV]], %{{.*}}
+// CHECK-NOT: linalg.generic
+#ha = affine_map<(m, n, kb, j, f) -> (m, kb, j, f)>
+#hb = affine_map<(m, n, kb, j, f) -> (kb, j, n)>
+#hs = affine_map<(m, n, kb, j, f) -> (kb, n)>
+#ho = affine_map<(m, n, kb, j, f) -> (m, n)>
+func.func @dequantized_weight_f16_activation(%a: memref<1x2x8x2xf16>, %b: memref<2x8x16xi8>, %s: memref<2x16xf32>, %y: memref<1x16xf32>) {
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : i8
+  %c15 = arith.constant 15 : i8
+  %c8 = arith.constant 8.0 : f32
+  linalg.generic {indexing_maps = [#ha, #hb, #hs, #ho], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%a, %b, %s : memref<1x2x8x2xf16>, memref<2x8x16xi8>, memref<2x16xf32>) outs(%y : memref<1x16xf32>) {
+  ^bb0(%x: f16, %byte: i8, %scale: f32, %acc: f32):
+    %f = linalg.index 4 : index
+    %slot = arith.remui %f, %c2 : index
+    %slot8 = arith.index_castui %slot : index to i8
+    %shift = arith.muli %slot8, %c4 : i8
+    %sh = arith.shrui %byte, %shift : i8
+    %q = arith.andi %sh, %c15 : i8
+    %qf = arith.uitofp %q : i8 to f32
+    %c = arith.subf %qf, %c8 : f32
+    %w = arith.mulf %c, %scale : f32
+    %xf = arith.extf %x : f16 to f32
+    %p = arith.mulf %xf, %w : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A scale that changes within a block's loops (one per byte here) is no
 // block factor: the weight is dequantized whole at every step, as the
 // body says.

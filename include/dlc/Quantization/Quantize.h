@@ -81,8 +81,10 @@ struct QuantizeOptions {
 };
 
 /// Parses --keep-float's value (`auto:<error>` or `name,name,...`) into
-/// `options`; returns an error message or "".
-std::string parseKeepFloat(llvm::StringRef spec, QuantizeOptions &options);
+/// `names` or `budget`; returns an error message or "".
+std::string parseKeepFloat(llvm::StringRef spec,
+                           std::vector<std::string> &names,
+                           std::optional<double> &budget);
 
 /// Calibrates `model` (read from `modelName`; `importOptions` are the ones
 /// the model is compiled with) and rewrites it in place into its QDQ form.
@@ -150,6 +152,10 @@ struct PrecisionOptions {
   enum Type { F16, BF16 } type = F16;
   /// Nodes (by name, or by their first output's name) left in float32.
   std::vector<std::string> keepFloat;
+  /// Keep the most sensitive 16-bit operators in float32 until every
+  /// output's relative RMS error against float32 on the samples of
+  /// `calibrationDir` is at most this.
+  std::optional<double> autoKeepFloatBudget;
   /// Where to write the report (JSON), or "".
   std::string reportPath;
   /// With a report: samples to measure the outputs' error against float32
@@ -175,12 +181,13 @@ mlir::LogicalResult lowerPrecision(mlir::MLIRContext &context,
 
 /// dlc-compile --precision: reads the model at `path`, rewrites it and
 /// writes what `compileOptions.emit` asks for (EmitKind::QDQONNX: the
-/// 16-bit model itself).
-mlir::LogicalResult lowerPrecisionONNXFile(mlir::MLIRContext &context,
-                                           llvm::StringRef path,
-                                           const CompileOptions &compileOptions,
-                                           const PrecisionOptions &options,
-                                           llvm::raw_ostream &output);
+/// 16-bit model itself). With `weightsFirst` (--weights given too), the
+/// weights are quantized first and the 16-bit rewrite takes MatMulNBits'
+/// activations, scales and bias too (fp16).
+mlir::LogicalResult lowerPrecisionONNXFile(
+    mlir::MLIRContext &context, llvm::StringRef path,
+    const CompileOptions &compileOptions, const PrecisionOptions &options,
+    llvm::raw_ostream &output, const WeightOnlyOptions *weightsFirst = nullptr);
 
 /// dlc-compile --prune: magnitude pruning of Conv, Gemm and MatMul weights
 /// (lib/Quantization/Pruning.cpp).

@@ -63,6 +63,44 @@ Value unpackField(OpBuilder &b, Location loc, Value byte, Value index,
   return arith::UIToFPOp::create(b, loc, f32, field);
 }
 
+/// `v` with its float elements converted to `to` (extended or rounded),
+/// elementwise; `v` itself when they already are.
+Value convertFloats(OpBuilder &b, Location loc, Value v, Type to) {
+  auto type = cast<RankedTensorType>(v.getType());
+  Type from = type.getElementType();
+  if (from == to)
+    return v;
+  return buildGeneric(
+      b, loc, {{v, b.getMultiDimIdentityMap(type.getRank())}},
+      {{createEmpty(b, loc, type.getShape(), to),
+        b.getMultiDimIdentityMap(type.getRank())}},
+      SmallVector<utils::IteratorType>(type.getRank(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args, ValueRange) {
+        return SmallVector<Value>{castScalar(nb, nl, args[0], from, to)};
+      })[0];
+}
+
+/// Float values of `bytes` (`count` elements of float type `t`: f32, f16
+/// or bf16, little-endian) as f32.
+std::vector<float> floatsOf(const std::vector<char> &bytes, int64_t count,
+                            Type t) {
+  std::vector<float> out(count);
+  unsigned width = t.getIntOrFloatBitWidth() / 8;
+  for (int64_t i = 0; i < count; ++i) {
+    if (width == 4) {
+      std::memcpy(&out[i], bytes.data() + i * 4, 4);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + i * 2, 2);
+    llvm::APFloat f(cast<FloatType>(t).getFloatSemantics(),
+                    llvm::APInt(16, bits));
+    out[i] = f.convertToFloat();
+  }
+  return out;
+}
+
 /// A constant of `type` holding `bytes`, as a resource blob named after
 /// `name` (weights stay out of the IR's text).
 Value resourceConstant(OpBuilder &b, Location loc, RankedTensorType type,
@@ -86,16 +124,22 @@ struct ColumnsInnermost {
 std::optional<ColumnsInnermost>
 columnsInnermost(NodeRewriter &rw, int64_t n, int64_t blocks, int64_t blob,
                  int64_t bits, int64_t zpKind /*0 none, 1 packed, 2 float*/,
-                 int64_t zpCols) {
+                 int64_t zpCols, Type floatType) {
+  int64_t floatBytes = floatType.getIntOrFloatBitWidth() / 8;
   std::optional<std::vector<char>> bBytes =
       constantBytes(rw.input(1), n * blocks * blob, 1);
   std::optional<std::vector<char>> sBytes =
-      constantBytes(rw.input(2), n * blocks, 4);
+      constantBytes(rw.input(2), n * blocks, floatBytes);
   std::optional<std::vector<char>> zBytes;
   if (zpKind != 0)
-    zBytes = constantBytes(rw.input(3), n * zpCols, zpKind == 1 ? 1 : 4);
+    zBytes =
+        constantBytes(rw.input(3), n * zpCols, zpKind == 1 ? 1 : floatBytes);
   if (!bBytes || !sBytes || (zpKind != 0 && !zBytes))
     return std::nullopt;
+  std::vector<float> scales = floatsOf(*sBytes, n * blocks, floatType);
+  std::vector<float> floatZps;
+  if (zpKind == 2)
+    floatZps = floatsOf(*zBytes, n * blocks, floatType);
   std::vector<char> bt(bBytes->size());
   for (int64_t c = 0; c < n; ++c)
     for (int64_t blk = 0; blk < blocks; ++blk)
@@ -103,18 +147,13 @@ columnsInnermost(NodeRewriter &rw, int64_t n, int64_t blocks, int64_t blob,
         bt[(blk * blob + j) * n + c] = (*bBytes)[(c * blocks + blk) * blob + j];
   std::vector<float> st(n * blocks), zt(n * blocks);
   std::vector<char> zb(n * blocks);
-  auto floatAt = [](const std::vector<char> &v, int64_t i) {
-    float f;
-    std::memcpy(&f, v.data() + i * 4, 4);
-    return f;
-  };
   float defaultZp = static_cast<float>(int64_t(1) << (bits - 1));
   for (int64_t c = 0; c < n; ++c)
     for (int64_t blk = 0; blk < blocks; ++blk) {
-      st[blk * n + c] = floatAt(*sBytes, c * blocks + blk);
+      st[blk * n + c] = scales[c * blocks + blk];
       float z = defaultZp;
       if (zpKind == 2) {
-        z = floatAt(*zBytes, c * blocks + blk);
+        z = floatZps[c * blocks + blk];
       } else if (zpKind == 1) {
         int64_t perByte = 8 / bits;
         auto byte = static_cast<uint8_t>((*zBytes)[c * zpCols + blk / perByte]);
@@ -157,9 +196,15 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   MLIRContext *ctx = rw.ctx();
   Type f32 = b.getF32Type();
   RankedTensorType aType = rw.inputType(0);
-  if (aType.getElementType() != f32)
-    return rw.unsupported("A of type " + typeName(aType.getElementType()) +
-                          " (float32 is)");
+  // T1: A, scales, float zero points, bias and Y. 16-bit ones are
+  // computed in float32 (converted on the way in, rounded once at the
+  // end), as every 16-bit product is.
+  Type t1 = aType.getElementType();
+  if (!t1.isF32() && !t1.isF16() && !t1.isBF16())
+    return rw.unsupported("A of type " + typeName(t1) +
+                          " (float32, float16 and bfloat16 are)");
+  std::string t1Name =
+      t1.isF32() ? "float32" : (t1.isF16() ? "float16" : "bfloat16");
   std::optional<int64_t> kAttr = rw.getOptionalInt("K");
   std::optional<int64_t> nAttr = rw.getOptionalInt("N");
   std::optional<int64_t> bsAttr = rw.getOptionalInt("block_size");
@@ -187,10 +232,10 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
                    Twine(n) + ", " + Twine(blocks) + ", " + Twine(blob) +
                    "], not " + typeName(bType));
   RankedTensorType sType = rw.inputType(2);
-  if (sType.getElementType() != f32 || !sType.hasStaticShape() ||
+  if (sType.getElementType() != t1 || !sType.hasStaticShape() ||
       sType.getNumElements() != n * blocks)
-    return rw.fail("scales must hold N * blocks = " + Twine(n * blocks) +
-                   " float32 values, not " + typeName(sType));
+    return rw.fail("scales must hold N * blocks = " + Twine(n * blocks) + " " +
+                   t1Name + " values (A's type), not " + typeName(sType));
   // Zero points: packed unsigned fields, float values, or none.
   // (Bytes: one unsigned zero point a byte, columnsInnermost's.)
   enum class Zp {
@@ -207,15 +252,16 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
         zType.hasStaticShape() && zType.getNumElements() == n * packedCols) {
       zpKind = Zp::Packed;
       zpCols = packedCols;
-    } else if (zType.getElementType() == f32 && zType.hasStaticShape() &&
+    } else if (zType.getElementType() == t1 && zType.hasStaticShape() &&
                zType.getNumElements() == n * blocks) {
       zpKind = Zp::Float;
       zpCols = blocks;
     } else {
       return rw.fail("zero_points must be uint8 [N * ceil(blocks * bits / "
                      "8)] = [" +
-                     Twine(n * packedCols) + "] or float32 [N * blocks] = [" +
-                     Twine(n * blocks) + "], not " + typeName(zType));
+                     Twine(n * packedCols) + "] or " + t1Name +
+                     " [N * blocks] = [" + Twine(n * blocks) + "], not " +
+                     typeName(zType));
     }
   }
   if (rw.hasInput(4)) {
@@ -233,19 +279,21 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   }
   if (rw.hasInput(5)) {
     RankedTensorType biasType = rw.inputType(5);
-    if (biasType.getElementType() != f32 || biasType.getRank() != 1 ||
+    if (biasType.getElementType() != t1 || biasType.getRank() != 1 ||
         biasType.getDimSize(0) != n)
-      return rw.fail("bias must be float32 [N] = [" + Twine(n) + "], not " +
-                     typeName(biasType));
+      return rw.fail("bias must be " + t1Name + " [N] = [" + Twine(n) +
+                     "], not " + typeName(biasType));
   }
 
   // A as [M, blocks * block_size], zero-padded past K.
   int64_t m = aType.getNumElements() / k;
+  // A is read in its own type and extended next to the multiply.
   Value a = reshapeTo(b, loc, rw.input(0), {m, k});
   if (blocks * bs != k)
     a = padWithValue(b, loc, a, {0, 0}, {0, blocks * bs - k},
-                     b.getF32FloatAttr(0));
-  Value scales = reshapeTo(b, loc, rw.input(2), {n, blocks});
+                     b.getFloatAttr(t1, 0));
+  Value scales =
+      reshapeTo(b, loc, convertFloats(b, loc, rw.input(2), f32), {n, blocks});
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   // Loops (m, n, block, byte, field), k = (block * blob + byte) * fields +
   // field: A is read as [M, blocks, blob, fields], every loop a plain
@@ -253,7 +301,7 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   int64_t fields = 8 / bits;
   a = reshapeTo(b, loc, a, {m, blocks, blob, fields});
   std::optional<ColumnsInnermost> packed = columnsInnermost(
-      rw, n, blocks, blob, bits, static_cast<int64_t>(zpKind), zpCols);
+      rw, n, blocks, blob, bits, static_cast<int64_t>(zpKind), zpCols, t1);
   SmallVector<GenericOperand> ins = {
       {a, AffineMap::get(5, 0, {d(0), d(2), d(3), d(4)}, ctx)},
       {rw.input(1), AffineMap::get(5, 0, {d(1), d(2), d(3)}, ctx)},
@@ -266,12 +314,16 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
     if (zpKind != Zp::Float)
       zpKind = Zp::Bytes;
   } else if (zpKind != Zp::None)
-    ins.push_back({reshapeTo(b, loc, rw.input(3), {n, zpCols}),
-                   AffineMap::get(5, 0,
-                                  {d(1), zpKind == Zp::Packed && bits == 4
-                                             ? d(2).floorDiv(2)
-                                             : d(2)},
-                                  ctx)});
+    ins.push_back(
+        {reshapeTo(b, loc,
+                   zpKind == Zp::Float ? convertFloats(b, loc, rw.input(3), f32)
+                                       : rw.input(3),
+                   {n, zpCols}),
+         AffineMap::get(5, 0,
+                        {d(1), zpKind == Zp::Packed && bits == 4
+                                   ? d(2).floorDiv(2)
+                                   : d(2)},
+                        ctx)});
   double defaultZp = static_cast<double>(int64_t(1) << (bits - 1));
   Value acc = buildGeneric(
       b, loc, ins,
@@ -295,14 +347,18 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
           zp = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(defaultZp));
         Value w = arith::MulFOp::create(
             nb, nl, arith::SubFOp::create(nb, nl, q, zp), args[2]);
-        Value p = arith::MulFOp::create(nb, nl, args[0], w);
+        Value x = args[0];
+        if (x.getType() != f32)
+          x = arith::ExtFOp::create(nb, nl, f32, x);
+        Value p = arith::MulFOp::create(nb, nl, x, w);
         return SmallVector<Value>{arith::AddFOp::create(nb, nl, outs[0], p)};
       })[0];
   if (rw.hasInput(5))
     acc = buildGeneric(
         b, loc,
         {{acc, b.getMultiDimIdentityMap(2)},
-         {rw.input(5), AffineMap::get(2, 0, {d(1)}, ctx)}},
+         {convertFloats(b, loc, rw.input(5), f32),
+          AffineMap::get(2, 0, {d(1)}, ctx)}},
         {{createEmpty(b, loc, {m, n}, f32), b.getMultiDimIdentityMap(2)}},
         {utils::IteratorType::parallel, utils::IteratorType::parallel},
         [](OpBuilder &nb, Location nl, ValueRange args, ValueRange) {
@@ -311,7 +367,8 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
         })[0];
   SmallVector<int64_t> outShape(aType.getShape());
   outShape.back() = n;
-  return rw.replace(reshapeTo(b, loc, acc, outShape));
+  return rw.replace(
+      reshapeTo(b, loc, convertFloats(b, loc, acc, t1), outShape));
 }
 
 /// com.microsoft.GatherBlockQuantized, what ONNX Runtime's quantizer writes
