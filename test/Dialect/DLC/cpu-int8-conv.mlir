@@ -2,7 +2,7 @@
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4}))' | FileCheck %s --check-prefix=NODOT
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-cpu-int8-conv{lanes=4 dot-products=true signed-dot=true}))' | FileCheck %s --check-prefix=SDOT
 
-// A 1x1 convolution on a 5x5 image (a row fills 5 of 8 lanes): along
+// A 1x1 convolution on a 3x3 image (a row fills 5 of 8 lanes): along
 // output channels. C = 6 input channels are padded to 8 with zeros; the
 // filter w[o][c] = o - c becomes (F/8, C/4, 1, 1, 8, 4) with 4 channels
 // innermost. The input zero point 3 leaves the body: the correction is
@@ -18,17 +18,17 @@
 // CHECK-SAME: {{\[\[\[\[}}-4, -5, 0, 0], [-3, -4, 0, 0]
 // CHECK-SAME: tensor<1x2x1x1x8x4xi8>
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 2, 0, 0]
-// CHECK: %[[XP:.*]] = linalg.generic {indexing_maps = [#[[PACK]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<1x8x5x5xi8>) outs({{.*}} : tensor<1x2x5x5x4xi8>) attrs =  {dlc.materialize}
+// CHECK: %[[XP:.*]] = linalg.generic {indexing_maps = [#[[PACK]], {{.*}}]{{.*}} ins(%[[PAD]] : tensor<1x8x3x3xi8>) outs({{.*}} : tensor<1x2x3x3x4xi8>) attrs =  {dlc.materialize}
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %{{.*}}: i8):
 // CHECK-NEXT: linalg.yield %[[IN]] : i8
-// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XP]], %[[WP]] : tensor<1x2x5x5x4xi8>, tensor<1x2x1x1x8x4xi8>) outs({{.*}} : tensor<1x5x5x1x8xi32>)
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XP]], %[[WP]] : tensor<1x2x3x3x4xi8>, tensor<1x2x1x1x8x4xi8>) outs({{.*}} : tensor<1x3x3x1x8xi32>)
 // CHECK: arith.extui
 // CHECK: arith.extsi
 // CHECK: arith.muli
 // CHECK: arith.addi
 // CHECK: %[[CORR:.*]] = arith.constant dense<[45, 27, 9, -9, -27, -45, -63, -81]> : tensor<8xi32>
-// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x5x5x1x8xi32>, tensor<8xi32>)
-// CHECK: return %[[OUT]] : tensor<1x8x5x5xi32>
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[BACK]], #[[CH]], {{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x3x3x1x8xi32>, tensor<8xi32>)
+// CHECK: return %[[OUT]] : tensor<1x8x3x3xi32>
 // With signed x signed dot products (AArch64 sdot), the unsigned input is
 // repacked as signed bytes (its sign bit flipped: x - 128) and sign-
 // extended, and its zero point moves with it: 3 - 128 = -125, so the
@@ -50,23 +50,95 @@
 // NODOT-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
 // NODOT-LABEL: func.func @pointwise_channels
 // NODOT-NOT: dlc.materialize
-// NODOT: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %{{.*}} : tensor<1x6x5x5xi8>, tensor<8x6x1x1xi8>) outs(%{{.*}} : tensor<1x8x5x5xi32>)
+// NODOT: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg0, %{{.*}} : tensor<1x6x3x3xi8>, tensor<8x6x1x1xi8>) outs(%{{.*}} : tensor<1x8x3x3xi32>)
 // NODOT: %[[CORR:.*]] = arith.constant dense<[45, 27, 9, -9, -27, -45, -63, -81]> : tensor<8xi32>
-// NODOT: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x8x5x5xi32>, tensor<8xi32>)
-// NODOT: return %[[OUT]] : tensor<1x8x5x5xi32>
+// NODOT: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[ACC]], %[[CORR]] : tensor<1x8x3x3xi32>, tensor<8xi32>)
+// NODOT: return %[[OUT]] : tensor<1x8x3x3xi32>
 #x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 #s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
 #o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-func.func @pointwise_channels(%x4: tensor<1x6x5x5xi8>) -> tensor<1x8x5x5xi32> {
+func.func @pointwise_channels(%x4: tensor<1x6x3x3xi8>) -> tensor<1x8x3x3xi32> {
   %w = arith.constant dense<[[[[[0]], [[-1]], [[-2]], [[-3]], [[-4]], [[-5]]], [[[1]], [[0]], [[-1]], [[-2]], [[-3]], [[-4]]], [[[2]], [[1]], [[0]], [[-1]], [[-2]], [[-3]]], [[[3]], [[2]], [[1]], [[0]], [[-1]], [[-2]]], [[[4]], [[3]], [[2]], [[1]], [[0]], [[-1]]], [[[5]], [[4]], [[3]], [[2]], [[1]], [[0]]], [[[6]], [[5]], [[4]], [[3]], [[2]], [[1]]], [[[7]], [[6]], [[5]], [[4]], [[3]], [[2]]]]]> : tensor<1x8x6x1x1xi8>
   %zx = arith.constant dense<3> : tensor<i8>
   %c0 = arith.constant 0 : i32
-  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 6, 5, 5] : tensor<1x6x5x5xi8> into tensor<1x1x6x5x5xi8>
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 6, 3, 3] : tensor<1x6x3x3xi8> into tensor<1x1x6x3x3xi8>
+  %e = tensor.empty() : tensor<1x1x8x3x3xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x3x3xi32>) -> tensor<1x1x8x3x3xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x1x6x3x3xi8>, tensor<1x8x6x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x3x3xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x8x3x3xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x8x3x3xi32> into tensor<1x8x3x3xi32>
+  return %c : tensor<1x8x3x3xi32>
+}
+
+// -----
+
+// Six output channels along channels would end in a partial block of 4
+// lanes (see @matmul_partial_block): the convolution keeps its layout
+// (integer multiply-adds) instead.
+// CHECK-LABEL: func.func @pointwise_partial_block
+// CHECK-NOT: dlc.materialize
+// CHECK-NOT: floordiv
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<1x6x3x3xi8>, tensor<6x6x1x1xi8>) outs(%{{.*}} : tensor<1x6x3x3xi32>)
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @pointwise_partial_block(%x4: tensor<1x6x3x3xi8>) -> tensor<1x6x3x3xi32> {
+  %w = arith.constant dense<1> : tensor<1x6x6x1x1xi8>
+  %zx = arith.constant dense<3> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 6, 3, 3] : tensor<1x6x3x3xi8> into tensor<1x1x6x3x3xi8>
+  %e = tensor.empty() : tensor<1x1x6x3x3xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x6x3x3xi32>) -> tensor<1x1x6x3x3xi32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w, %zx : tensor<1x1x6x3x3xi8>, tensor<1x6x6x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x6x3x3xi32>) {
+  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extui %z : i8 to i32
+    %2 = arith.subi %0, %1 : i32
+    %3 = arith.extsi %b : i8 to i32
+    %4 = arith.muli %2, %3 : i32
+    %5 = arith.addi %acc, %4 : i32
+    linalg.yield %5 : i32
+  } -> tensor<1x1x6x3x3xi32>
+  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x6x3x3xi32> into tensor<1x6x3x3xi32>
+  return %c : tensor<1x6x3x3xi32>
+}
+
+
+// -----
+
+// A 1x1 convolution at stride 1 over its whole 5x5 input: rows of 5 pixels
+// would fill vectors badly, but its 25 pixels are one run (25 of 28
+// lanes), so it goes along pixels, NCHW out, with no transpose back.
+// CHECK-LABEL: func.func @pointwise_pixels
+// CHECK: %[[XP:.*]] = linalg.generic {{.*}} outs({{.*}} : tensor<1x2x5x5x4xi8>) attrs =  {dlc.materialize}
+// CHECK: linalg.generic {{.*}} ins(%[[XP]], %{{.*}} : tensor<1x2x5x5x4xi8>, tensor<8x2x1x1x4xi8>) outs({{.*}} : tensor<1x8x5x5xi32>)
+// CHECK-NOT: floordiv
+// CHECK: return
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+func.func @pointwise_pixels(%x4: tensor<1x8x5x5xi8>) -> tensor<1x8x5x5xi32> {
+  %w = arith.constant dense<1> : tensor<1x8x8x1x1xi8>
+  %zx = arith.constant dense<3> : tensor<i8>
+  %c0 = arith.constant 0 : i32
+  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 8, 5, 5] : tensor<1x8x5x5xi8> into tensor<1x1x8x5x5xi8>
   %e = tensor.empty() : tensor<1x1x8x5x5xi32>
   %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x5x5xi32>) -> tensor<1x1x8x5x5xi32>
   %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%x, %w, %zx : tensor<1x1x6x5x5xi8>, tensor<1x8x6x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x5x5xi32>) {
+      ins(%x, %w, %zx : tensor<1x1x8x5x5xi8>, tensor<1x8x8x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x5x5xi32>) {
   ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
     %0 = arith.extui %a : i8 to i32
     %1 = arith.extui %z : i8 to i32
@@ -79,42 +151,6 @@ func.func @pointwise_channels(%x4: tensor<1x6x5x5xi8>) -> tensor<1x8x5x5xi32> {
   %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x8x5x5xi32> into tensor<1x8x5x5xi32>
   return %c : tensor<1x8x5x5xi32>
 }
-
-// -----
-
-// Six output channels along channels would end in a partial block of 4
-// lanes (see @matmul_partial_block): the convolution keeps its layout
-// (integer multiply-adds) instead.
-// CHECK-LABEL: func.func @pointwise_partial_block
-// CHECK-NOT: dlc.materialize
-// CHECK-NOT: floordiv
-// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<1x6x5x5xi8>, tensor<6x6x1x1xi8>) outs(%{{.*}} : tensor<1x6x5x5xi32>)
-#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
-#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
-#s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
-#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-func.func @pointwise_partial_block(%x4: tensor<1x6x5x5xi8>) -> tensor<1x6x5x5xi32> {
-  %w = arith.constant dense<1> : tensor<1x6x6x1x1xi8>
-  %zx = arith.constant dense<3> : tensor<i8>
-  %c0 = arith.constant 0 : i32
-  %x = tensor.expand_shape %x4 [[0], [1, 2], [3], [4]] output_shape [1, 1, 6, 5, 5] : tensor<1x6x5x5xi8> into tensor<1x1x6x5x5xi8>
-  %e = tensor.empty() : tensor<1x1x6x5x5xi32>
-  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x6x5x5xi32>) -> tensor<1x1x6x5x5xi32>
-  %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%x, %w, %zx : tensor<1x1x6x5x5xi8>, tensor<1x6x6x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x6x5x5xi32>) {
-  ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
-    %0 = arith.extui %a : i8 to i32
-    %1 = arith.extui %z : i8 to i32
-    %2 = arith.subi %0, %1 : i32
-    %3 = arith.extsi %b : i8 to i32
-    %4 = arith.muli %2, %3 : i32
-    %5 = arith.addi %acc, %4 : i32
-    linalg.yield %5 : i32
-  } -> tensor<1x1x6x5x5xi32>
-  %c = tensor.collapse_shape %y [[0], [1, 2], [3], [4]] : tensor<1x1x6x5x5xi32> into tensor<1x6x5x5xi32>
-  return %c : tensor<1x6x5x5xi32>
-}
-
 // -----
 
 // A 3x3 convolution whose output rows (16 pixels) fill vectors: along
@@ -299,9 +335,9 @@ func.func @grouped(%x: tensor<1x2x2x3x3xi8>) -> tensor<1x4x3x3xi32> {
 // CHECK-LABEL: func.func @out_of_range
 // CHECK: %[[WP:.*]] = arith.constant dense<127> : tensor<1x1x1x1x8x4xi8>
 // CHECK: %[[XP:.*]] = linalg.generic {{.*}} attrs =  {dlc.materialize}
-// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[XP]], %[[WP]] : tensor<1x1x7x7x4xi8>, tensor<1x1x1x1x8x4xi8>) outs({{.*}} : tensor<1x7x7x1x8xi32>)
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} ins(%[[XP]], %[[WP]] : tensor<1x1x3x3x4xi8>, tensor<1x1x1x1x8x4xi8>) outs({{.*}} : tensor<1x3x3x1x8xi32>)
 // CHECK: %[[ONES:.*]] = arith.constant dense<1> : tensor<1x1x1x1x4xi8>
-// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[XP]], %[[ONES]] : tensor<1x1x7x7x4xi8>, tensor<1x1x1x1x4xi8>) outs({{.*}} : tensor<1x1x7x7xi32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[XP]], %[[ONES]] : tensor<1x1x3x3x4xi8>, tensor<1x1x1x1x4xi8>) outs({{.*}} : tensor<1x1x3x3xi32>)
 // CHECK: %[[CORR:.*]] = arith.constant dense<-2400> : tensor<8xi32>
 // CHECK: %[[OFF:.*]] = arith.constant dense<73> : tensor<8xi32>
 // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[SUMS]], #{{.*}}, #{{.*}}]{{.*}} ins(%[[ACC]], %[[CORR]], %[[SUM]], %[[OFF]] : {{.*}})
@@ -316,14 +352,14 @@ func.func @grouped(%x: tensor<1x2x2x3x3xi8>) -> tensor<1x4x3x3xi32> {
 #w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
 #s = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> ()>
 #o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-func.func @out_of_range(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x7x7xi32> {
+func.func @out_of_range(%x: tensor<1x1x4x3x3xi8>) -> tensor<1x1x8x3x3xi32> {
   %w = arith.constant dense<-56> : tensor<1x8x4x1x1xi8>
   %zx = arith.constant dense<3> : tensor<i8>
   %c0 = arith.constant 0 : i32
-  %e = tensor.empty() : tensor<1x1x8x7x7xi32>
-  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x7x7xi32>) -> tensor<1x1x8x7x7xi32>
+  %e = tensor.empty() : tensor<1x1x8x3x3xi32>
+  %init = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x1x8x3x3xi32>) -> tensor<1x1x8x3x3xi32>
   %y = linalg.generic {indexing_maps = [#x, #w, #s, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-      ins(%x, %w, %zx : tensor<1x1x4x7x7xi8>, tensor<1x8x4x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x7x7xi32>) {
+      ins(%x, %w, %zx : tensor<1x1x4x3x3xi8>, tensor<1x8x4x1x1xi8>, tensor<i8>) outs(%init : tensor<1x1x8x3x3xi32>) {
   ^bb0(%a: i8, %b: i8, %z: i8, %acc: i32):
     %0 = arith.extui %a : i8 to i32
     %1 = arith.extui %z : i8 to i32
@@ -332,8 +368,8 @@ func.func @out_of_range(%x: tensor<1x1x4x7x7xi8>) -> tensor<1x1x8x7x7xi32> {
     %4 = arith.muli %2, %3 : i32
     %5 = arith.addi %acc, %4 : i32
     linalg.yield %5 : i32
-  } -> tensor<1x1x8x7x7xi32>
-  return %y : tensor<1x1x8x7x7xi32>
+  } -> tensor<1x1x8x3x3xi32>
+  return %y : tensor<1x1x8x3x3xi32>
 }
 
 // -----
