@@ -724,6 +724,34 @@ struct Surroundings {
   SmallVector<Operation *> views; ///< reshapes of the alloc
 };
 
+/// When `to` collapses `from` (each of its dims the product of a run of
+/// `from`'s, in order; unit dims of `from` join a neighbouring run), the
+/// run of each dim of `to` as [begin, end) in `from`'s dims.
+std::optional<SmallVector<std::pair<unsigned, unsigned>>>
+collapseGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  SmallVector<std::pair<unsigned, unsigned>> groups;
+  unsigned i = 0;
+  for (int64_t size : to) {
+    unsigned begin = i;
+    int64_t product = 1;
+    while (i < from.size() && (i == begin || product < size) &&
+           product * from[i] <= size) {
+      product *= from[i];
+      ++i;
+    }
+    if (product != size || i == begin)
+      return std::nullopt;
+    groups.push_back({begin, i});
+  }
+  // Trailing unit dims of `from` join the last run.
+  for (; i < from.size(); ++i) {
+    if (from[i] != 1 || groups.empty())
+      return std::nullopt;
+    groups.back().second = i + 1;
+  }
+  return groups;
+}
+
 /// The alloc or alloca behind `v` (directly or through one reshape).
 Operation *allocOf(Value v) {
   if (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>())
@@ -1199,11 +1227,29 @@ void RegisterTileEmitter::storeEpilogue(OpBuilder &bb, Value acc,
     auto from = cast<MemRefType>(out.getType());
     auto to =
         cast<MemRefType>(e.getDpsInputs()[around.epilogueInput].getType());
-    Value linear = affine::AffineLinearizeIndexOp::create(
-        bb, loc, idx, from.getShape(), /*disjoint=*/true);
-    auto split = affine::AffineDelinearizeIndexOp::create(
-        bb, loc, linear, to.getShape(), /*hasOuterBound=*/true);
-    viewIdx.assign(split.getResults().begin(), split.getResults().end());
+    if (std::optional<SmallVector<std::pair<unsigned, unsigned>>> groups =
+            collapseGroups(from.getShape(), to.getShape())) {
+      // A collapse (loop-order merged the epilogue's rows and columns):
+      // each view index is its group's indices linearized, with no
+      // division to take a linear offset apart again (on every vector
+      // stored, for an index the next one only adds to).
+      viewIdx.clear();
+      for (auto [begin, end] : *groups) {
+        ArrayRef<Value> part = ArrayRef<Value>(idx).slice(begin, end - begin);
+        viewIdx.push_back(
+            part.size() == 1
+                ? part.front()
+                : Value(affine::AffineLinearizeIndexOp::create(
+                      bb, loc, part, from.getShape().slice(begin, end - begin),
+                      /*disjoint=*/true)));
+      }
+    } else {
+      Value linear = affine::AffineLinearizeIndexOp::create(
+          bb, loc, idx, from.getShape(), /*disjoint=*/true);
+      auto split = affine::AffineDelinearizeIndexOp::create(
+          bb, loc, linear, to.getShape(), /*hasOuterBound=*/true);
+      viewIdx.assign(split.getResults().begin(), split.getResults().end());
+    }
   }
   SmallVector<Value> loopIdx(e.getNumLoops());
   for (auto [r, x] : llvm::enumerate(accMap.getResults()))

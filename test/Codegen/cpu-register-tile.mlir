@@ -509,16 +509,18 @@ func.func @chunked_epilogue(%x: memref<256x16xf32>, %w: memref<8x256xf32>, %y: m
 
 // A depthwise convolution into a stack tile (2 channels x 4 rows x 16
 // columns) whose epilogue reads the tile through a reshape (2 x 64): the
-// epilogue's indices are the same linear offset's, (c, 16 * r + w).
+// epilogue's indices are the same linear offset's, (c, 16 * r + w), each
+// view index its group of tile indices linearized (a collapse: nothing is
+// divided to take a linear offset apart again).
 // CHECK-LABEL: func.func @reshaped_epilogue
 // CHECK-NOT: memref.alloca
 // CHECK-NOT: linalg.generic
 // CHECK: vector.fma
-// CHECK: affine.linearize_index disjoint
-// CHECK: affine.delinearize_index
+// CHECK: %[[M:.*]] = affine.linearize_index disjoint [%{{.*}}, %{{.*}}] by (4, 16) : index
+// CHECK-NOT: affine.delinearize_index
 // CHECK: memref.load %{{.*}} : memref<2xf32>
 // CHECK: arith.addf %{{.*}} : vector<8xf32>
-// CHECK: vector.store %{{.*}} : memref<2x64xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %[[M]]] : memref<2x64xf32>, vector<8xf32>
 #da = affine_map<(c, r, w, kh, kw) -> (c, r + kh, w + kw)>
 #db = affine_map<(c, r, w, kh, kw) -> (c, kh, kw)>
 #dc = affine_map<(c, r, w, kh, kw) -> (c, r, w)>
