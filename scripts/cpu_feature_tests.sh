@@ -113,11 +113,10 @@ expect_run "x86 +avx2,+fma on Haswell matches the host" \
   x86_run Haswell "$work/x86-avx2.dlcx" --seed 3 --expect "Y=$work/ref/Y.npy"
 
 # aarch64, armv7 and riscv64: the convolution and zoo models on the cross-built
-# dlc-run under qemu-user, against the host's outputs. On armv7 some
-# kernels still call compiler helper functions for 64-bit integer division
-# and int64-to-float conversion, which nothing provides to the loaded
-# kernels: those models are refused at load, naming the helper (expected
-# failures, listed here; a fix makes them unexpected passes to record).
+# dlc-run under qemu-user, against the host's outputs. On armv7, kernels
+# must not call compiler helper functions (nothing provides them to the
+# loaded kernels): index divisions compute in i32 there
+# (dlc-narrow-index-division) and int64 -> float in integer operations.
 PYTHONPATH="$root" "$venv/bin/python" -m scripts.zoo.models --out "$zoo" \
   --models squeezenet1_1,qoperator_cnn,bert_tiny,nbits_decoder_lm,qdynamic_crnn \
   >/dev/null
@@ -178,12 +177,37 @@ expect_run "aarch64 +i8mm (usdot) qoperator_cnn matches x86" cross_run_with +dot
 expect_run "aarch64 +i8mm (usdot) qdynamic_crnn matches x86" cross_run_with +dotprod,+i8mm "${a64[@]}" qcrnn "$zoo/qdynamic_crnn.onnx"
 expect_run "armv7 conv3x3 matches x86" cross_run "${arm[@]}" conv3x3 "$inputs/conv3x3.onnxtxt"
 expect_run "armv7 qoperator_cnn matches x86" cross_run "${arm[@]}" qcnn "$zoo/qoperator_cnn.onnx"
-expect_refusal "armv7 squeezenet1_1 (expected failure)" \
-  "undefined symbol: __aeabi_uldivmod" \
-  cross_run "${arm[@]}" squeezenet "$zoo/squeezenet1_1.onnx"
-expect_refusal "armv7 bert_tiny (expected failure)" \
-  "undefined symbol: __aeabi_l2f" \
-  cross_run "${arm[@]}" bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
+expect_run "armv7 squeezenet1_1 matches x86" cross_run "${arm[@]}" squeezenet "$zoo/squeezenet1_1.onnx"
+expect_run "armv7 bert_tiny matches x86" cross_run "${arm[@]}" bert "$zoo/bert_tiny.onnx" "${bert_pins[@]}"
+# int64 -> float in integer operations (dlc-legalize-math's
+# expand-i64-to-f32 on 32-bit targets): bit for bit against NumPy on
+# random bits, values around 2^24..2^63 with ties, and the extremes.
+"$venv/bin/python" - "$work" <<'PY'
+import sys
+import numpy as np
+work = sys.argv[1]
+rng = np.random.default_rng(7)
+n = 65536
+x = rng.integers(-2 ** 63, 2 ** 63 - 1, n, dtype=np.int64)
+m = n // 4
+x[:m] = rng.integers(-2 ** 26, 2 ** 26, m)
+scale = np.left_shift(np.int64(1), rng.integers(24, 62, m))
+x[m:2 * m] = scale + rng.integers(-3, 4, m) * (scale >> 24) // 2
+edges = [0, 1, -1, 2 ** 63 - 1, -2 ** 63, 2 ** 24 + 1, 2 ** 24 + 3,
+         -(2 ** 24 + 1), 2 ** 53 + 1, 2 ** 40 + 2 ** 15, 2 ** 40 + 2 ** 16 + 2 ** 15]
+x[2 * m:2 * m + len(edges)] = edges
+u = x.view(np.uint64)
+np.save(work + "/cast-x.npy", x)
+np.save(work + "/cast-u.npy", u)
+np.save(work + "/cast-y.npy", x.astype(np.float32))
+np.save(work + "/cast-v.npy", u.astype(np.float32))
+PY
+"$compile" "$inputs/cast-int64-float.onnxtxt" --target=cpu:armv7a-linux-gnueabihf \
+  -o "$work/cast.armv7.dlcx"
+expect_run "armv7 int64 -> float exact" qemu-arm -L /usr/arm-linux-gnueabihf \
+  "$build/runtime-armv7a-linux-gnueabihf/dlc-run" "$work/cast.armv7.dlcx" \
+  --input "X=$work/cast-x.npy" --input "U=$work/cast-u.npy" \
+  --expect "Y=$work/cast-y.npy" --expect "V=$work/cast-v.npy" --rtol 0 --atol 0
 expect_run "riscv64 conv3x3 matches x86" cross_run "${rv[@]}" conv3x3 "$inputs/conv3x3.onnxtxt"
 expect_run "riscv64 squeezenet1_1 matches x86" cross_run "${rv[@]}" squeezenet "$zoo/squeezenet1_1.onnx"
 expect_run "riscv64 qoperator_cnn matches x86" cross_run "${rv[@]}" qcnn "$zoo/qoperator_cnn.onnx"

@@ -14,6 +14,8 @@ namespace dlc {
 #include "dlc/Codegen/Passes.h.inc"
 } // namespace dlc
 
+#include <type_traits>
+
 using namespace mlir;
 
 namespace {
@@ -388,6 +390,83 @@ struct Bits {
 /// infinities and NaNs keep an all-ones exponent (a NaN's payload moves
 /// with the mantissa), subnormals and zero are their mantissa times 2^-24,
 /// which f32 holds exactly. An extension to f64 goes through f32.
+/// i64 -> f32 (signed or unsigned) rounded to nearest, ties to even, in
+/// 32- and 64-bit integer operations, for targets where LLVM would call a
+/// helper (__aeabi_l2f, __floatdisf on 32-bit Arm): the magnitude shifted
+/// so that its top bit is bit 63, its top 24 bits the significand (the
+/// implicit one included), the 40 below deciding the rounding; the
+/// exponent added to the significand's bits, so that a rounding carry
+/// moves into it.
+template <typename Op> struct ExpandI64ToF32 : public OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getIn();
+    if (!getElementTypeOrSelf(x.getType()).isInteger(64) ||
+        !getElementTypeOrSelf(op.getType()).isF32())
+      return failure();
+    constexpr bool isSigned = std::is_same_v<Op, arith::SIToFPOp>;
+    Location loc = op.getLoc();
+    Bits b{rewriter, loc, x.getType()};
+    Type i64 = b.of(rewriter.getI64Type()), i32 = b.of(rewriter.getI32Type());
+    auto c64 = [&](int64_t v) -> Value {
+      TypedAttr attr = rewriter.getI64IntegerAttr(v);
+      if (auto vec = dyn_cast<VectorType>(i64))
+        attr = SplatElementsAttr::get(vec, attr);
+      return arith::ConstantOp::create(rewriter, loc, attr);
+    };
+    Value magnitude = x, sign;
+    if (isSigned) {
+      // |x| as an unsigned value (INT64_MIN: 2^63), and the sign bit.
+      Value s = arith::ShRSIOp::create(rewriter, loc, x, c64(63));
+      magnitude = arith::SubIOp::create(
+          rewriter, loc, arith::XOrIOp::create(rewriter, loc, x, s), s);
+      sign = b.shl(arith::TruncIOp::create(
+                       rewriter, loc, i32,
+                       arith::ShRUIOp::create(rewriter, loc, x, c64(63))),
+                   31);
+    }
+    Value lead = math::CountLeadingZerosOp::create(rewriter, loc, magnitude);
+    Value zero = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                       magnitude, c64(0));
+    // For zero the shift is 64 (poison); the select below discards it.
+    Value top = arith::ShLIOp::create(
+        rewriter, loc, magnitude,
+        arith::SelectOp::create(rewriter, loc, zero, c64(0), lead));
+    Value significand = arith::ShRUIOp::create(rewriter, loc, top, c64(40));
+    Value rest =
+        arith::AndIOp::create(rewriter, loc, top, c64((int64_t(1) << 40) - 1));
+    Value half = c64(int64_t(1) << 39);
+    Value odd = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(rewriter, loc, significand, c64(1)), c64(0));
+    Value up = arith::OrIOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, rest,
+                              half),
+        arith::AndIOp::create(rewriter, loc,
+                              arith::CmpIOp::create(rewriter, loc,
+                                                    arith::CmpIPredicate::eq,
+                                                    rest, half),
+                              odd));
+    Value rounded = arith::AddIOp::create(
+        rewriter, loc, arith::TruncIOp::create(rewriter, loc, i32, significand),
+        arith::ExtUIOp::create(rewriter, loc, i32, up));
+    // Exponent 63 - lead, biased by 127, less the significand's implicit
+    // one (bit 23), which the addition brings back.
+    Value exponent = b.shl(arith::SubIOp::create(rewriter, loc, b.i32(63 + 126),
+                                                 arith::TruncIOp::create(
+                                                     rewriter, loc, i32, lead)),
+                           23);
+    Value bits = b.add(exponent, rounded);
+    bits = b.select(zero, b.i32(0), bits);
+    if (sign)
+      bits = arith::OrIOp::create(rewriter, loc, bits, sign);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), bits);
+    return success();
+  }
+};
+
 struct ExpandExtF16 : public OpRewritePattern<arith::ExtFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::ExtFOp op,
@@ -589,6 +668,9 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
       patterns.add<ExpandExtF16, ExpandTruncF16>(&getContext());
     if (expandBF16Conversions)
       arith::populateExpandBFloat16Patterns(patterns);
+    if (expandI64ToF32)
+      patterns.add<ExpandI64ToF32<arith::SIToFPOp>,
+                   ExpandI64ToF32<arith::UIToFPOp>>(&getContext());
     if (expandNumMinMax)
       patterns
           .add<ExpandNumMinMax<arith::MaxNumFOp, arith::CmpFPredicate::OGT>,

@@ -285,3 +285,33 @@ func.func @fma(%a: f32, %b: f32, %c: f32) -> (f32, f32) {
   %1 = math.fma %a, %b, %c {dlc.fused} : f32
   return %0, %1 : f32, f32
 }
+
+// -----
+
+// 32-bit targets convert i64 to f32 through a helper call (__aeabi_l2f on
+// ARMv7, which a kernel cannot import): with expand-i64-to-f32, integer
+// operations instead. The magnitude is shifted so that its top bit is bit
+// 63 (the shift from its leading zeros, expanded too), the top 24 bits
+// rounded to nearest even by the 40 below, the exponent added; signed
+// inputs take their sign bit. Conversions from other types stay.
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math="expand-i64-to-f32=true" | FileCheck %s --check-prefix=I64
+// RUN: dlc-opt %s --split-input-file --dlc-legalize-math | FileCheck %s --check-prefix=I64-KEPT
+// I64-LABEL: func.func @i64_to_f32
+// I64-NOT: arith.sitofp %{{.*}} : i64
+// I64-NOT: arith.uitofp %{{.*}} : vector<4xi64>
+// I64-DAG: arith.constant 63 : i64
+// I64-DAG: arith.constant 40 : i64
+// I64-DAG: arith.constant 549755813888 : i64
+// I64: arith.shli %{{.*}}, %{{.*}} : i32
+// I64: arith.bitcast %{{.*}} : i32 to f32
+// I64: arith.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
+// I64: arith.sitofp %{{.*}} : i32 to f32
+// I64-KEPT-LABEL: func.func @i64_to_f32
+// I64-KEPT: arith.sitofp %{{.*}} : i64 to f32
+// I64-KEPT: arith.uitofp %{{.*}} : vector<4xi64> to vector<4xf32>
+func.func @i64_to_f32(%a: i64, %v: vector<4xi64>, %b: i32) -> (f32, vector<4xf32>, f32) {
+  %0 = arith.sitofp %a : i64 to f32
+  %1 = arith.uitofp %v : vector<4xi64> to vector<4xf32>
+  %2 = arith.sitofp %b : i32 to f32
+  return %0, %1, %2 : f32, vector<4xf32>, f32
+}

@@ -161,7 +161,10 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     arith-emulate-unsupported-floats). `exact-bf16-subnormals`, for a
     target whose f32 -> bf16 instruction treats subnormal inputs as zero
     (AVX512-BF16), rounds those inputs in integer operations instead and
-    keeps the instruction for the rest. `math.fma` becomes a
+    keeps the instruction for the rest. `expand-i64-to-f32` converts
+    signed and unsigned i64 to f32 in integer operations (correctly
+    rounded), for 32-bit targets where LLVM would call __aeabi_l2f or
+    __floatdisf (an int64 attention mask cast to float). `math.fma` becomes a
     multiplication and an addition, except an fma marked `dlc.fused` (a
     computation whose rounding must be the fused one, as QLinearAdd's is in
     ONNX Runtime) on a target whose `native-fma` says it has the fused
@@ -191,6 +194,9 @@ def LegalizeMath : Pass<"dlc-legalize-math", "mlir::ModuleOp"> {
     Option<"nativeFma", "native-fma", "bool", "false",
            "Keep math.fma marked dlc.fused: the target fuses multiply-adds "
            "in one rounding">,
+    Option<"expandI64ToF32", "expand-i64-to-f32", "bool", "false",
+           "Convert i64 to f32 in integer operations (32-bit targets, "
+           "where it is a helper call)">,
   ];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::math::MathDialect",
@@ -593,6 +599,22 @@ def CPUBF16Memory : Pass<"dlc-cpu-bf16-memory", "mlir::ModuleOp"> {
     are opaque, so only the value's type changes (a bitcast on each side).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def NarrowIndexDivision : Pass<"dlc-narrow-index-division"> {
+  let summary = "32-bit targets: index divisions and remainders in i32";
+  let description = [{
+    Kernels compute indices in `index`, 64 bits wide on every target. On a
+    target with 32-bit pointers, LLVM divides a 64-bit value by a constant
+    only through a library call (ARMv7's `__aeabi_uldivmod`, from libgcc),
+    which a kernel cannot import: the runtime's dlopen refuses it. There,
+    every index value fits in 32 bits (it indexes memory of at most 4 GiB),
+    so this pass computes each index division and remainder (unsigned,
+    signed, floor and ceiling) in i32 between casts, which LLVM turns into a multiply and
+    shifts. Runs after affine lowering (whose delinearizations make most
+    of them) and before the conversion to LLVM.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def CPUKernelEntry : Pass<"dlc-cpu-kernel-entry", "mlir::ModuleOp"> {

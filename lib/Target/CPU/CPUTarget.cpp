@@ -291,6 +291,8 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
       tm.getTargetTriple().isARM() || tm.getTargetTriple().isThumb();
   math.expandF64ToF16 = !hasNativeF64ToF16(tm);
   math.nativeFma = hasNativeFma(tm);
+  // 32-bit targets convert i64 to float through a helper call.
+  math.expandI64ToF32 = tm.getPointerSizeInBits(0) == 32;
   // x86's vcvtneps2bf16 treats subnormal inputs as zero; the other
   // targets convert in integer operations (expand-bf16-conversions).
   math.exactBF16Subnormals =
@@ -302,6 +304,9 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // 32-bit pointers: index divisions in i32, or LLVM calls libgcc.
+  if (tm.getPointerSizeInBits(0) == 32)
+    pm.addPass(createNarrowIndexDivision());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
