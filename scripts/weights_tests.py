@@ -166,6 +166,20 @@ def same_packing(tag, node, ours, theirs):
             fail("%s: %s differs from ONNX Runtime's quantizer" % (tag, z))
 
 
+def worst_error(args, art, evals, refs, out_names, work, prefix):
+    """The largest relative RMS error of any output of artifact `art` on
+    the inputs `evals` against `refs` (the outputs in `out_names` order),
+    compared in float32."""
+    worst = 0.0
+    for e, (feed, ref) in enumerate(zip(evals, refs)):
+        got = run_artifact(args.dlc_run, art, feed,
+                           os.path.join(work, "%s%d" % (prefix, e)))
+        for i, o in enumerate(out_names):
+            worst = max(worst, rel_rms(got[o].astype(np.float32),
+                                       ref[i].astype(np.float32)))
+    return worst
+
+
 def check(name, model, args, work, specs=None):
     rng = np.random.default_rng(11)
     path = os.path.join(work, name + ".onnx")
@@ -215,15 +229,11 @@ def check(name, model, args, work, specs=None):
                  "--target=" + target, "-o", art])
             if target.startswith("cuda"):
                 continue
-            for e, (feed, ref) in enumerate(zip(evals, refs)):
-                got = run_artifact(args.dlc_run, art, feed,
-                                   os.path.join(work, "io%d" % e))
-                for i, o in enumerate(out_names):
-                    err = rel_rms(got[o], ref[i])
-                    if err > 1e-5:
-                        fail("%s on %s: output %s differs from ONNX Runtime "
-                             "running dlc's MatMulNBits model (relative RMS "
-                             "%.3g)" % (tag, target, o, err))
+            err = worst_error(args, art, evals, refs, out_names, work, "io")
+            if err > 1e-5:
+                fail("%s on %s: an output differs from ONNX Runtime running "
+                     "dlc's MatMulNBits model (relative RMS %.3g)"
+                     % (tag, target, err))
         print("ok   %-28s vs float %.4f (rel. RMS), %d layers, %.2f -> %.2f "
               "MiB" % (tag, worst, rep["quantized_layers"],
                        rep["float_weight_bytes"] / 2 ** 20,
@@ -259,17 +269,12 @@ def check_fp16(name, model, args, work, specs=None):
         run([args.dlc_compile, path, "--target=" + target, "-o", art] + flags)
         if target.startswith("cuda"):
             continue
-        for e, (feed, ref) in enumerate(zip(evals, refs)):
-            got = run_artifact(args.dlc_run, art, feed,
-                               os.path.join(work, "h%d" % e))
-            for i, o in enumerate(out_names):
-                err = rel_rms(got[o].astype(np.float32),
-                              ref[i].astype(np.float32))
-                worst = max(worst, err)
-                if err > 1e-2:
-                    fail("%s int4+fp16 on %s: output %s differs from ONNX "
-                         "Runtime running dlc's model (relative RMS %.3g)"
-                         % (name, target, o, err))
+        err = worst_error(args, art, evals, refs, out_names, work, "h")
+        worst = max(worst, err)
+        if err > 1e-2:
+            fail("%s int4+fp16 on %s: an output differs from ONNX Runtime "
+                 "running dlc's model (relative RMS %.3g)"
+                 % (name, target, err))
     print("ok   %-28s vs ONNX Runtime %.2g (rel. RMS, worst output)"
           % (name + " int4+fp16", worst))
 
