@@ -22,6 +22,33 @@ def runs_here(target):
     return target[4:].split("-")[0] == platform.machine()
 
 
+# QEMU's user-mode emulator and the cross toolchain's sysroot for the CPU
+# triples whose runtime dlc builds (runtime/cmake/toolchains/).
+QEMU_USER = {
+    "aarch64-linux-gnu": ("qemu-aarch64", "/usr/aarch64-linux-gnu"),
+    "armv7a-linux-gnueabihf": ("qemu-arm", "/usr/arm-linux-gnueabihf"),
+    "riscv64-linux-gnu": ("qemu-riscv64", "/usr/riscv64-linux-gnu"),
+}
+
+
+def qemu_dlc_run(target, build):
+    """The command that runs dlc-run for CPU target `target` of another
+    architecture under QEMU's user mode: its cross-built dlc-run in
+    `build`/runtime-<triple> (scripts/cross_runtimes.sh builds them) on
+    QEMU's most capable CPU (the target's features included), or None when
+    the triple has no runtime build or QEMU is missing."""
+    if not target.startswith("cpu:"):
+        return None
+    triple = target[4:].split(":")[0]
+    if triple not in QEMU_USER:
+        return None
+    qemu, sysroot = QEMU_USER[triple]
+    dlc_run = os.path.join(build, "runtime-" + triple, "dlc-run")
+    if not shutil.which(qemu) or not os.path.exists(dlc_run):
+        return None
+    return [qemu, "-cpu", "max", "-L", sysroot, dlc_run]
+
+
 class Bundle:
     def __init__(self, directory):
         self.dir = os.path.abspath(directory)

@@ -28,21 +28,9 @@ for tool in aarch64-linux-gnu-gcc arm-linux-gnueabihf-gcc \
   command -v "$tool" >/dev/null ||
     { echo "cpu_feature_tests: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 done
-# cross_build TRIPLE: dlc-run for TRIPLE in $build/runtime-<triple>.
-cross_build() {
-  local dir=$build/runtime-$1
-  if [ ! -f "$dir/build.ninja" ]; then
-    cmake -G Ninja -S "$root/runtime" -B "$dir" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_TOOLCHAIN_FILE="$root/runtime/cmake/toolchains/$1.cmake" \
-      -DDLC_RUNTIME_BUILD_TESTS=OFF -DDLC_RUNTIME_BUILD_FUZZER=OFF \
-      -DDLC_RUNTIME_ENABLE_VULKAN=OFF -DDLC_RUNTIME_ENABLE_CUDA=OFF \
-      -DDLC_RUNTIME_WERROR=ON >/dev/null
-  fi
-  ninja -C "$dir" dlc-run >/dev/null
-}
-cross_build aarch64-linux-gnu
-cross_build armv7a-linux-gnueabihf
-cross_build riscv64-linux-gnu
+# dlc-run for each triple in $build/runtime-<triple>.
+"$root/scripts/cross_runtimes.sh" "$build" aarch64-linux-gnu \
+  armv7a-linux-gnueabihf riscv64-linux-gnu
 cross=$build/runtime-aarch64-linux-gnu
 arm_run() { # CPU_MODEL ARGS...
   local cpu=$1; shift

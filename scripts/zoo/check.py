@@ -6,7 +6,7 @@ pins and --stats), deterministic inputs as .npy, ONNX Runtime reference
 outputs (CPUExecutionProvider, graph optimizations off so every node runs as
 written), then dlc-run with --expect on every output at the model's
 tolerances. cuda targets and cpu:<triple> targets of another architecture
-are compiled only (dlc-compile assembles PTX with ptxas when it is
+(unless --qemu runs them under QEMU's user mode) are compiled only (dlc-compile assembles PTX with ptxas when it is
 installed); --bundle DIR packs them, with inputs and references, for
 scripts/bundle_run.py on the machine that runs them (the GPU's, the board,
 or QEMU). Prints one row per model and target and, for every failure, the
@@ -220,13 +220,18 @@ def check_one(args, tools, entry, target, inputs, refs):
         res.update(status="compiled", detail="compile only (no CUDA run)" +
                    ("; in the bundle" if args.bundle else ""))
         return res
+    run_prefix = [dlc_run]
     if not bundle.runs_here(target):
-        # Another architecture's code: it runs on the board, or from the
-        # bundle under QEMU (docs/devices.md).
-        res.update(status="compiled", detail="compile only (another "
-                   "architecture)" + ("; in the bundle" if args.bundle
-                                      else ""))
-        return res
+        # Another architecture's code: under QEMU's user mode with --qemu,
+        # else on the board, or from the bundle (docs/devices.md).
+        emulated = (bundle.qemu_dlc_run(target, args.build)
+                    if args.qemu else None)
+        if not emulated:
+            res.update(status="compiled", detail="compile only (another "
+                       "architecture)" + ("; in the bundle" if args.bundle
+                                          else ""))
+            return res
+        run_prefix = emulated
     if target.startswith("vulkan"):
         problem = validate_spirv(args, dlc_compile, ccmd, tdir)
         if problem:
@@ -235,7 +240,7 @@ def check_one(args, tools, entry, target, inputs, refs):
 
     out_dir = os.path.join(tdir, "out")
     os.makedirs(out_dir, exist_ok=True)
-    rcmd = [dlc_run, artifact, "--output-dir", out_dir] + tol_args + [
+    rcmd = run_prefix + [artifact, "--output-dir", out_dir] + tol_args + [
         "--threads", str(args.threads)]
     for name, path in inputs.items():
         rcmd += ["--input", "%s=%s" % (name, path)]
@@ -411,6 +416,11 @@ def main():
                    help="model/target pairs checked in parallel")
     p.add_argument("--timeout", type=int, default=900,
                    help="seconds per dlc-compile or dlc-run")
+    p.add_argument("--qemu", action="store_true",
+                   help="run cpu:<triple> targets of another architecture "
+                   "under QEMU's user mode with the cross-built dlc-run in "
+                   "BUILD/runtime-<triple> (scripts/cross_runtimes.sh); "
+                   "without it they are compiled only")
     p.add_argument("--json", help="write the results as JSON to this file")
     p.add_argument("--bundle", metavar="DIR",
                    help="also copy each compiled model with its inputs and "
