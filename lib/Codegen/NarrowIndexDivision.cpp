@@ -10,6 +10,7 @@
 #include "dlc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace dlc {
 #define GEN_PASS_DEF_NARROWINDEXDIVISION
@@ -46,28 +47,16 @@ struct NarrowIndexDivision
   void runOnOperation() override {
     SmallVector<Operation *> work;
     getOperation()->walk([&](Operation *op) {
-      if (isa<arith::DivUIOp, arith::RemUIOp, arith::CeilDivUIOp,
-              arith::DivSIOp, arith::RemSIOp, arith::FloorDivSIOp,
-              arith::CeilDivSIOp>(op) &&
-          op->getResult(0).getType().isIndex())
+      if (op->getNumResults() == 1 && op->getResult(0).getType().isIndex())
         work.push_back(op);
     });
-    for (Operation *op : work) {
-      if (isa<arith::DivUIOp>(op))
-        narrow<arith::DivUIOp>(op, true);
-      else if (isa<arith::RemUIOp>(op))
-        narrow<arith::RemUIOp>(op, true);
-      else if (isa<arith::CeilDivUIOp>(op))
-        narrow<arith::CeilDivUIOp>(op, true);
-      else if (isa<arith::DivSIOp>(op))
-        narrow<arith::DivSIOp>(op, false);
-      else if (isa<arith::RemSIOp>(op))
-        narrow<arith::RemSIOp>(op, false);
-      else if (isa<arith::FloorDivSIOp>(op))
-        narrow<arith::FloorDivSIOp>(op, false);
-      else
-        narrow<arith::CeilDivSIOp>(op, false);
-    }
+    for (Operation *op : work)
+      llvm::TypeSwitch<Operation *>(op)
+          .Case<arith::DivUIOp, arith::RemUIOp, arith::CeilDivUIOp>(
+              [](auto o) { narrow<decltype(o)>(o, /*isUnsigned=*/true); })
+          .Case<arith::DivSIOp, arith::RemSIOp, arith::FloorDivSIOp,
+                arith::CeilDivSIOp>(
+              [](auto o) { narrow<decltype(o)>(o, /*isUnsigned=*/false); });
   }
 };
 

@@ -550,8 +550,9 @@ public:
     return ref;
   }
 
-  /// Each float graph output's error in `rewritten` against float32.
-  FailureOr<std::vector<ErrorStats>>
+  /// The graph outputs' errors in `rewritten` against float32 (as
+  /// measureRewrite gives them, without compiling the float model again).
+  FailureOr<RewriteErrors>
   errors(MLIRContext &context, const onnx::ModelProto &rewritten,
          llvm::StringRef modelName,
          const ONNXImportOptions &importOptions) const {
@@ -559,12 +560,16 @@ public:
         HostModel::compile(context, rewritten, modelName, importOptions, {});
     if (failed(host))
       return failure();
-    std::vector<ErrorStats> errors(names.size());
+    RewriteErrors errors;
+    errors.graphOutputs = names;
+    errors.graphErrors.resize(names.size());
+    errors.samples = static_cast<int64_t>(set.samples.size());
     for (size_t s = 0; s < set.samples.size(); ++s) {
       if (failed((*host)->run(set, s)))
         return failure();
       for (size_t i = 0; i < names.size(); ++i)
-        errors[i].add(values[s * names.size() + i], (*host)->output(i));
+        errors.graphErrors[i].add(values[s * names.size() + i],
+                                  (*host)->output(i));
     }
     return errors;
   }
@@ -574,46 +579,23 @@ public:
   std::vector<std::vector<float>> values; ///< sample-major
 };
 
-/// The largest relative RMS error of a float output.
-double endToEnd(const std::vector<ErrorStats> &errors) {
-  double worst = 0;
-  for (const ErrorStats &e : errors)
-    worst = std::max(worst, e.relativeRMS());
-  return worst;
-}
-
 /// --keep-float=auto for --precision: ranks the converted operators by the
 /// error each adds (the SQNR of its 16-bit output below that of its
 /// operands, measured against float32 on the samples), and keeps the
 /// fewest of the first in float32 that bring every output's relative RMS
-/// error within the budget. `model` is rewritten with them kept.
+/// error within the budget. `model` is rewritten with them kept, and
+/// `final` holds its outputs' errors (for the report).
 LogicalResult keepSensitiveInFloat(
     MLIRContext &context, Location loc, onnx::ModelProto &model,
     const onnx::ModelProto &original, llvm::StringRef modelName,
     const ONNXImportOptions &importOptions, const PrecisionOptions &options,
-    const std::string &baseDir, std::unique_ptr<Rewriter> &rewriter) {
+    const std::string &baseDir, std::unique_ptr<Rewriter> &rewriter,
+    std::optional<RewriteErrors> &final) {
   double budget = *options.autoKeepFloatBudget;
-  FailureOr<OutputReference> reference = OutputReference::make(
-      context, original, modelName, importOptions, options.calibrationDir);
-  if (failed(reference))
-    return failure();
-  FailureOr<std::vector<ErrorStats>> errors =
-      reference->errors(context, model, modelName, importOptions);
-  if (failed(errors))
-    return failure();
-  double error = endToEnd(*errors);
   size_t n = rewriter->converted.size();
-  if (error <= budget) {
-    llvm::errs() << "dlc-compile: note: --keep-float=auto kept 0 of " << n
-                 << " operators in float32; largest relative RMS error of "
-                    "an output "
-                 << llvm::format("%.4g", error) << " on "
-                 << reference->set.samples.size() << " calibration samples\n";
-    return success();
-  }
-
   // Every value a converted operator reads or writes (constants aside:
-  // their rounding is the operator's own error), measured once.
+  // their rounding is the operator's own error), measured once, with the
+  // outputs' error of the model all in 16 bits.
   std::map<std::string, const onnx::NodeProto *> byName;
   for (const onnx::NodeProto &node : original.graph().node())
     byName[nodeName(node)] = &node;
@@ -643,12 +625,26 @@ LogicalResult keepSensitiveInFloat(
                      options.calibrationDir, tensors);
   if (failed(measured))
     return failure();
+  double error = measured->endToEnd();
+  auto note = [&](size_t kept) {
+    llvm::errs() << "dlc-compile: note: --keep-float=auto kept " << kept
+                 << " of " << n
+                 << " operators in float32; largest relative RMS error of an "
+                    "output "
+                 << llvm::format("%.4g", error) << " on " << final->samples
+                 << " calibration samples\n";
+  };
+  final = std::move(*measured);
+  if (error <= budget) {
+    note(0);
+    return success();
+  }
   auto sqnrOf = [&](const google::protobuf::RepeatedPtrField<std::string> &vs) {
     double worst = 200;
     for (const std::string &v : vs) {
       auto it = tensorIndex.find(v);
       if (it != tensorIndex.end())
-        worst = std::min(worst, measured->tensors[it->second].sqnr());
+        worst = std::min(worst, final->tensors[it->second].sqnr());
     }
     return worst;
   };
@@ -667,6 +663,11 @@ LogicalResult keepSensitiveInFloat(
   for (size_t i : order)
     ranked.push_back(rewriter->converted[i]);
 
+  // The float model's outputs, computed once for all probes.
+  FailureOr<OutputReference> reference = OutputReference::make(
+      context, original, modelName, importOptions, options.calibrationDir);
+  if (failed(reference))
+    return failure();
   PrecisionOptions probeOptions = options;
   auto probe = [&](size_t k) -> FailureOr<std::pair<bool, double>> {
     probeOptions.keepFloat = options.keepFloat;
@@ -677,11 +678,12 @@ LogicalResult keepSensitiveInFloat(
     std::string message;
     if (!rewriter->run(message))
       return emitError(loc, "--keep-float=auto: ") << message;
-    FailureOr<std::vector<ErrorStats>> e =
+    FailureOr<RewriteErrors> e =
         reference->errors(context, model, modelName, importOptions);
     if (failed(e))
       return failure();
-    error = endToEnd(*e);
+    error = e->endToEnd();
+    final = std::move(*e);
     return std::pair(error <= budget, error);
   };
   FailureOr<KeepFloatSearch> search = searchKeepFloat(n, error, probe);
@@ -695,12 +697,7 @@ LogicalResult keepSensitiveInFloat(
               "output is "
            << formatNumber(search->fewestError, "%.4g")
            << "; raise the budget or keep float32";
-  llvm::errs() << "dlc-compile: note: --keep-float=auto kept " << search->kept
-               << " of " << n
-               << " operators in float32; largest relative RMS error of an "
-                  "output "
-               << llvm::format("%.4g", error) << " on "
-               << reference->set.samples.size() << " calibration samples\n";
+  note(search->kept);
   return success();
 }
 
@@ -732,9 +729,12 @@ LogicalResult dlc::lowerPrecision(MLIRContext &context, onnx::ModelProto &model,
   std::string error;
   if (!rewriter->run(error))
     return emitError(loc, flag + ": ") << error;
+  // With --keep-float=auto, the errors of the model it settles on.
+  std::optional<RewriteErrors> measured;
   if (options.autoKeepFloatBudget &&
       failed(keepSensitiveInFloat(context, loc, model, original, modelName,
-                                  importOptions, options, baseDir, rewriter)))
+                                  importOptions, options, baseDir, rewriter,
+                                  measured)))
     return failure();
 
   llvm::errs() << "dlc-compile: note: " << flag << ": "
@@ -761,14 +761,17 @@ LogicalResult dlc::lowerPrecision(MLIRContext &context, onnx::ModelProto &model,
   if (options.autoKeepFloatBudget)
     report["keep_float_auto_budget"] = *options.autoKeepFloatBudget;
   if (!options.calibrationDir.empty()) {
-    FailureOr<RewriteErrors> errors =
-        measureRewrite(context, original, model, modelName, importOptions,
-                       options.calibrationDir, {});
-    if (failed(errors))
-      return failure();
-    report["samples"] = errors->samples;
-    report["outputs"] = errors->outputsJSON();
-    report["end_to_end_error"] = jsonNumber(errors->endToEnd());
+    if (!measured) {
+      FailureOr<RewriteErrors> errors =
+          measureRewrite(context, original, model, modelName, importOptions,
+                         options.calibrationDir, {});
+      if (failed(errors))
+        return failure();
+      measured = std::move(*errors);
+    }
+    report["samples"] = measured->samples;
+    report["outputs"] = measured->outputsJSON();
+    report["end_to_end_error"] = jsonNumber(measured->endToEnd());
   }
   return writeReport(loc, options.reportPath, std::move(report));
 }

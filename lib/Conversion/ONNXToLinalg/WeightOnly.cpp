@@ -64,21 +64,18 @@ Value unpackField(OpBuilder &b, Location loc, Value byte, Value index,
 }
 
 /// `v` with its float elements converted to `to` (extended or rounded),
-/// elementwise; `v` itself when they already are.
-Value convertFloats(OpBuilder &b, Location loc, Value v, Type to) {
-  auto type = cast<RankedTensorType>(v.getType());
-  Type from = type.getElementType();
+/// as any elementwise op (folded when `v` is a small constant); `v` itself
+/// when they already are.
+Value convertFloats(NodeRewriter &rw, Value v, Type to) {
+  Type from = cast<RankedTensorType>(v.getType()).getElementType();
   if (from == to)
     return v;
-  return buildGeneric(
-      b, loc, {{v, b.getMultiDimIdentityMap(type.getRank())}},
-      {{createEmpty(b, loc, type.getShape(), to),
-        b.getMultiDimIdentityMap(type.getRank())}},
-      SmallVector<utils::IteratorType>(type.getRank(),
-                                       utils::IteratorType::parallel),
-      [&](OpBuilder &nb, Location nl, ValueRange args, ValueRange) {
-        return SmallVector<Value>{castScalar(nb, nl, args[0], from, to)};
-      })[0];
+  FailureOr<Value> converted = buildElementwise(
+      rw, {v}, to, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        return castScalar(nb, nl, a[0], from, to);
+      });
+  assert(succeeded(converted) && "one operand always broadcasts");
+  return *converted;
 }
 
 /// Float values of `bytes` (`count` elements of float type `t`: f32, f16
@@ -293,7 +290,7 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
     a = padWithValue(b, loc, a, {0, 0}, {0, blocks * bs - k},
                      b.getFloatAttr(t1, 0));
   Value scales =
-      reshapeTo(b, loc, convertFloats(b, loc, rw.input(2), f32), {n, blocks});
+      reshapeTo(b, loc, convertFloats(rw, rw.input(2), f32), {n, blocks});
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   // Loops (m, n, block, byte, field), k = (block * blob + byte) * fields +
   // field: A is read as [M, blocks, blob, fields], every loop a plain
@@ -316,7 +313,7 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
   } else if (zpKind != Zp::None)
     ins.push_back(
         {reshapeTo(b, loc,
-                   zpKind == Zp::Float ? convertFloats(b, loc, rw.input(3), f32)
+                   zpKind == Zp::Float ? convertFloats(rw, rw.input(3), f32)
                                        : rw.input(3),
                    {n, zpCols}),
          AffineMap::get(5, 0,
@@ -357,7 +354,7 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
     acc = buildGeneric(
         b, loc,
         {{acc, b.getMultiDimIdentityMap(2)},
-         {convertFloats(b, loc, rw.input(5), f32),
+         {convertFloats(rw, rw.input(5), f32),
           AffineMap::get(2, 0, {d(1)}, ctx)}},
         {{createEmpty(b, loc, {m, n}, f32), b.getMultiDimIdentityMap(2)}},
         {utils::IteratorType::parallel, utils::IteratorType::parallel},
@@ -367,8 +364,7 @@ LogicalResult convertMatMulNBits(NodeRewriter &rw) {
         })[0];
   SmallVector<int64_t> outShape(aType.getShape());
   outShape.back() = n;
-  return rw.replace(
-      reshapeTo(b, loc, convertFloats(b, loc, acc, t1), outShape));
+  return rw.replace(reshapeTo(b, loc, convertFloats(rw, acc, t1), outShape));
 }
 
 /// com.microsoft.GatherBlockQuantized, what ONNX Runtime's quantizer writes
