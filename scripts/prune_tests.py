@@ -16,7 +16,10 @@ pattern (2:4, 4x1 blocks at 20% density, 50% unstructured):
      at the zoo's tolerance on each target: cpu (two samples), vulkan (one:
      lavapipe is slow), cuda (PTX checked by ptxas, no GPU here); compiling
      with --prune directly gives the same artifact as compiling the model
-     --emit=onnx wrote.
+     --emit=onnx wrote; on cpu also with --sparsity=force (every 1x1
+     convolution with a skippable (4-filter group, input channel) pair
+     sparse; the default, auto, makes sparse only what the cost model
+     predicts faster), both counted from --stats.
 Prints one row per model and pattern: zeros, the end-to-end error the
 pruning itself causes (the report's), and dlc's largest error against ONNX
 Runtime. Exits 1 on any failure.
@@ -28,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 
@@ -172,13 +176,25 @@ def check_model(entry, args, work):
         out_names = [o["name"] for o in entry["outputs"]]
         refs = [session.run(out_names, f) for f in feeds]
         worst = 0.0
-        for target in args.targets:
+        sparse = {}
+        # CPUs: the cost model's choice (auto, the default) and every
+        # sparse-capable layer sparse (force), each against ONNX Runtime.
+        builds = [(t, []) for t in args.targets]
+        builds += [(t, ["--sparsity=force"]) for t in args.targets
+                   if t.startswith("cpu")]
+        for target, extra in builds:
             artifact = os.path.join(d, common.target_dir_name(target) +
+                                    "".join(extra).replace("=", "_") +
                                     ".dlcx")
-            extra = ["--cubin=false"] if target.startswith("cuda") else []
-            run([args.dlc_compile, pruned_path, "--target=" + target, "-o",
-                 artifact] + flags + extra)
-            if target == args.targets[0]:
+            cubin = ["--cubin=false"] if target.startswith("cuda") else []
+            out = run([args.dlc_compile, pruned_path, "--target=" + target,
+                       "--stats", "-o", artifact] + flags + extra + cubin)
+            if target.startswith("cpu"):
+                m = re.search(r"sparse kernels: +(\d+)", out.stderr)
+                if not m:
+                    fail("%s: no sparse kernels line in --stats" % tag)
+                sparse["force" if extra else "auto"] = int(m.group(1))
+            if target == args.targets[0] and not extra:
                 direct = artifact + ".direct"
                 run([args.dlc_compile, path, "--prune=" + spec,
                      "--target=" + target, "-o", direct] + flags)
@@ -191,19 +207,19 @@ def check_model(entry, args, work):
             samples = 1 if target.startswith("vulkan") else len(feeds)
             for s in range(samples):
                 got = run_artifact(args.dlc_run, artifact, feeds[s],
-                                   os.path.join(d, "%s-out%d" % (
-                                       common.target_dir_name(target), s)))
+                                   "%s-out%d" % (artifact, s))
                 for o, ref in zip(out_names, refs[s]):
                     err = np.abs(got[o].astype(np.float64) - ref)
                     bound = tol["atol"] + tol["rtol"] * np.abs(ref)
                     if not (err <= bound).all():
                         fail("%s on %s, sample %d, output %s: max abs error "
                              "%.3g beyond rtol %g atol %g" % (
-                                 tag, target, s, o, err.max(), tol["rtol"],
+                                 tag, " ".join([target] + extra), s, o,
+                                 err.max(), tol["rtol"],
                                  tol["atol"]))
                     worst = max(worst, float(err.max()))
         rows.append((name, spec, layers, 100.0 * zeros / elements,
-                     end_to_end, worst))
+                     end_to_end, worst, sparse))
     return rows
 
 
@@ -225,12 +241,14 @@ def main():
         for n in names:
             rows += check_model(manifest["models"][n], args, work)
     print("| model | --prune | layers | zero weights | end-to-end error "
-          "vs unpruned | dlc vs ONNX Runtime (%s) |" % ", ".join(
+          "vs unpruned | dlc vs ONNX Runtime (%s) | sparse kernels on cpu "
+          "(auto, force) |" % ", ".join(
               t for t in args.targets if not t.startswith("cuda")))
-    print("|---|---|---:|---:|---:|---:|")
-    for name, spec, layers, zero, e2e, worst in rows:
-        print("| %s | %s | %d | %.1f%% | %.3g | %.2g |" % (
-            name, spec, layers, zero, e2e, worst))
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for name, spec, layers, zero, e2e, worst, sparse in rows:
+        print("| %s | %s | %d | %.1f%% | %.3g | %.2g | %s, %s |" % (
+            name, spec, layers, zero, e2e, worst, sparse.get("auto", "-"),
+            sparse.get("force", "-")))
     print("prune_tests: all passed")
 
 

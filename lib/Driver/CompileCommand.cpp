@@ -150,6 +150,19 @@ static cl::opt<std::string> symbolPrefix(
              "artifact must be compiled with the same prefix"),
     cl::value_desc("name_"), cl::init(""), cl::cat(category));
 
+static cl::opt<dlc::SparsityMode> sparsity(
+    "sparsity",
+    cl::desc("Convolutions over sparse constant weights (pruned models): "
+             "auto reads only the nonzero blocks where the target's cost "
+             "model predicts a gain (default), off keeps every kernel "
+             "dense, force makes every sparse-capable layer with a "
+             "skippable zero block sparse (CPU targets)"),
+    cl::values(clEnumValN(dlc::SparsityMode::Auto, "auto", "by cost model"),
+               clEnumValN(dlc::SparsityMode::Off, "off", "dense kernels"),
+               clEnumValN(dlc::SparsityMode::Force, "force",
+                          "sparse wherever a zero block can be skipped")),
+    cl::init(dlc::SparsityMode::Auto), cl::cat(category));
+
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Treat each chunk of the input between '# -----' lines as a "
@@ -628,6 +641,7 @@ int dlc::runCompileCommand(llvm::ArrayRef<const char *> args,
     }
   }
   options.symbolPrefix = symbolPrefix;
+  options.sparsity = sparsity;
   dlc::PruneOptions pruneOptions;
   if (std::string error = readPruneOptions(pruneOptions); !error.empty()) {
     errs << "dlc-compile: error: " << error << "\n";

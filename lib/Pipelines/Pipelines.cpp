@@ -48,8 +48,17 @@ void dlc::buildOptimizePipeline(OpPassManager &pm) {
 }
 
 void dlc::buildDispatchPipeline(OpPassManager &pm,
-                                const TargetDescription *target) {
+                                const TargetDescription *target,
+                                SparsityMode sparsity) {
   if (target && target->kind == TargetKind::CPU) {
+    if (sparsity != SparsityMode::Off && target->sparseStepCost > 0) {
+      SparseContractionsOptions sparse;
+      sparse.force = sparsity == SparsityMode::Force;
+      sparse.stepCost = target->sparseStepCost;
+      sparse.outputCost = target->sparseOutputCost;
+      sparse.inputCost = target->sparseInputCost;
+      pm.addNestedPass<func::FuncOp>(createSparseContractions(sparse));
+    }
     CPUInt8ConvOptions int8;
     int8.lanes = std::max<int64_t>(target->vectorBits / 32, 4);
     int8.dotProducts = target->hasInt8DotProduct;
@@ -414,6 +423,10 @@ std::string dlc::checkCompileOptions(const CompileOptions &options) {
                        : options.emit == EmitKind::PTX        ? "ptx"
                        : options.emit == EmitKind::SPIRV      ? "spirv"
                                                               : "obj");
+  if (options.sparsity == SparsityMode::Force &&
+      options.target.sparseStepCost <= 0)
+    return "--sparsity=force: " + options.target.str() +
+           " has no sparse kernels yet (CPU targets do)";
   if (!options.kernelDirectory.empty() && options.emit != EmitKind::SPIRV &&
       options.emit != EmitKind::PTX)
     return "one file per kernel (an output directory) is for --emit=spirv "
@@ -557,9 +570,12 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
   if (mlir && options.stopAfter == Stage::Optimize)
     return emitMLIR();
   if (failed(runPipeline(*module, [&](OpPassManager &pm) {
-        buildDispatchPipeline(pm, &options.target);
+        buildDispatchPipeline(pm, &options.target, options.sparsity);
       })))
     return failure();
+  std::vector<SparseKernel> sparseKernels;
+  if (options.printStats)
+    sparseKernels = findSparseKernels(*module);
   if ((mlir && options.stopAfter == Stage::Dispatch) ||
       options.emit == EmitKind::Dispatches)
     return emitMLIR();
@@ -674,6 +690,12 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
     printStats(stats, arith, kernelNodes, binary, seconds, target,
                llvm::errs());
     printWeightSparsity(sparsity, llvm::errs());
+    if (options.target.sparseStepCost > 0)
+      printSparseKernels(sparseKernels,
+                         options.sparsity == SparsityMode::Auto  ? "auto"
+                         : options.sparsity == SparsityMode::Off ? "off"
+                                                                 : "force",
+                         llvm::errs());
   }
   if (!options.reportPath.empty()) {
     CompileReport report;

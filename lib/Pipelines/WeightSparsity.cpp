@@ -2,6 +2,8 @@
 
 #include "dlc/Pipelines/WeightSparsity.h"
 
+#include "dlc/Dialect/DLC/IR/DLC.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -230,4 +232,35 @@ void dlc::printWeightSparsity(const std::vector<WeightSparsity> &layers,
          << llvm::format("%.1f", percent(s.zeroBlocks[b], s.blocks[b])) << "%";
     os << "\n";
   }
+}
+
+std::vector<dlc::SparseKernel> dlc::findSparseKernels(ModuleOp module) {
+  std::vector<SparseKernel> out;
+  module.walk([&](linalg::GenericOp op) {
+    auto rows = op->getAttrOfType<IntegerAttr>(kSparseRowsAttr);
+    if (!rows || op.getNumDpsInputs() != 2)
+      return;
+    SparseKernel k;
+    k.layer = layerName(op);
+    k.rows = rows.getInt();
+    if (auto pairs = op->getAttrOfType<DenseI64ArrayAttr>(kSparsePairsAttr);
+        pairs && pairs.size() == 2) {
+      k.kept = pairs[0];
+      k.pairs = pairs[1];
+    }
+    out.push_back(std::move(k));
+  });
+  return out;
+}
+
+void dlc::printSparseKernels(const std::vector<SparseKernel> &kernels,
+                             StringRef mode, llvm::raw_ostream &os) {
+  os << "sparse kernels:  " << kernels.size()
+     << " convolutions read only their kept input channels (--sparsity=" << mode
+     << ")\n";
+  for (const SparseKernel &k : kernels)
+    os << "sparse " << (k.layer.empty() ? "(unnamed)" : k.layer) << ": "
+       << k.rows << "-row groups keep "
+       << llvm::format("%.1f", percent(k.kept, k.pairs))
+       << "% of (group, input channel) pairs\n";
 }

@@ -150,6 +150,11 @@ static llvm::Expected<TargetDescription> parseCPU(StringRef rest,
   // which 128-bit vectors (lowered lane by lane) fill 8 times.
   if (triple.getArch() == llvm::Triple::thumb)
     t.vectorRegisters = 8;
+  // Sparse 1x1 convolutions (dlc-cpu-sparse-tile) on every CPU, their cost
+  // model as scripts/sparse_bench.py fit it on AVX-512 (docs/sparsity.md).
+  t.sparseStepCost = 1.05;
+  t.sparseOutputCost = 3;
+  t.sparseInputCost = 0;
   if (triple.getArch() == llvm::Triple::x86_64) {
     if (has("avx512f")) {
       t.vectorBits = 512;

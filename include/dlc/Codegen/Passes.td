@@ -411,6 +411,37 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::func::FuncOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def CPUSparseTile : Pass<"dlc-cpu-sparse-tile", "mlir::func::FuncOp"> {
+  let summary = "CPU kernels: register-tiled loops over the kept channels of a sparse 1x1 convolution";
+  let description = [{
+    Writes the loop nest of a `linalg.generic` marked `dlc.sparse_rows = R`
+    by dlc-sparse-contractions (bufferized, after dlc-cpu-lower-workgroups):
+    out[.., f, p] += w[f, j] * x[.., idx[f, j + 1], .., p] with `x` read by
+    memref.load in the body, its index along p p plus a loop-invariant
+    value. A block of R rows by `vectors` SIMD vectors of p stays in
+    registers while a loop runs over the row group's idx[f, 0] kept
+    channels: each step loads one channel's vectors of `x`, broadcasts R
+    weights and issues R x vectors fused multiply-adds. Pixels past the
+    last full block take one masked block. Rows that do not start a whole
+    aligned group (a workgroup tile of rows that is not a multiple of R,
+    or not known to start at one) are done one at a time with their own
+    table rows, which are correct for any row. Any other op is left alone.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", "256",
+           "SIMD width in bits (f32 lanes = vectorBits / 32, at least 4)">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", "16",
+           "SIMD registers at that width">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect"];
+  let statistics = [
+    Statistic<"numTiled", "tiled", "Sparse convolutions tiled">,
+  ];
+}
+
 def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
   let summary = "CPU kernels: register-tiled SIMD loops for f32 and integer contractions";
   let description = [{

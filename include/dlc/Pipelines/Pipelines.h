@@ -31,8 +31,14 @@ enum class EmitKind {
   QDQONNX
 };
 
+/// Whether convolutions over sparse constant weights read only their
+/// nonzeros (dlc-sparse-contractions): where the target's cost model
+/// predicts a gain, never, or wherever a zero can be skipped.
+enum class SparsityMode { Auto, Off, Force };
+
 struct CompileOptions {
   TargetDescription target;
+  SparsityMode sparsity = SparsityMode::Auto;
   EmitKind emit = EmitKind::Artifact;
   /// With EmitKind::MLIR: the last stage to run.
   Stage stopAfter = Stage::Codegen;
@@ -75,9 +81,11 @@ void buildLegalizePipeline(mlir::OpPassManager &pm,
 void buildOptimizePipeline(mlir::OpPassManager &pm);
 
 /// Dispatch formation and kernel outlining; with a `target`, preceded by
-/// the layout choices made for it (channels-last convolutions on CPUs).
+/// the layout choices made for it (sparse and channels-last convolutions
+/// on CPUs).
 void buildDispatchPipeline(mlir::OpPassManager &pm,
-                           const TargetDescription *target = nullptr);
+                           const TargetDescription *target = nullptr,
+                           SparsityMode sparsity = SparsityMode::Off);
 
 /// Registers the pipelines with the global registry for dlc-opt: the
 /// front half (dlc-legalize, dlc-optimize, dlc-dispatch) and kernel code

@@ -48,6 +48,22 @@ std::vector<WeightSparsity> analyzeWeightSparsity(mlir::ModuleOp module);
 void printWeightSparsity(const std::vector<WeightSparsity> &layers,
                          llvm::raw_ostream &os);
 
+/// A convolution that dlc-sparse-contractions made sparse.
+struct SparseKernel {
+  std::string layer; ///< the ONNX node (location name)
+  int64_t rows = 0;  ///< output channels per group
+  /// (group, input channel) pairs kept, of all of them.
+  int64_t kept = 0, pairs = 0;
+};
+
+/// The sparse convolutions of `module` after dispatch formation, in
+/// program order.
+std::vector<SparseKernel> findSparseKernels(mlir::ModuleOp module);
+
+/// What --stats prints of them: a summary line, then one per layer.
+void printSparseKernels(const std::vector<SparseKernel> &kernels,
+                        llvm::StringRef mode, llvm::raw_ostream &os);
+
 } // namespace dlc
 
 #endif // DLC_PIPELINES_WEIGHTSPARSITY_H

@@ -73,6 +73,14 @@ struct TargetDescription {
   /// CPU: SIMD registers at that width (AVX-512 and AArch64: 32, AVX2 and
   /// ARMv7 NEON: 16); the register tile keeps twice as many rows with 32.
   unsigned vectorRegisters = 16;
+  /// CPU: sparse 1x1 convolutions (dlc-sparse-contractions' cost model,
+  /// as scripts/sparse_bench.py fits it): what a kept (group of 4 output
+  /// channels, input channel) pair costs against a dense multiply-add, and
+  /// what writing one output element and reading one input element of a
+  /// pixel cost in multiply-adds. sparseStepCost 0: no sparse kernels.
+  double sparseStepCost = 0;
+  double sparseOutputCost = 0;
+  double sparseInputCost = 0;
   bool isHosted = true; ///< CPU: has threads and a loader
   /// CPU: about the most bytes one workgroup builds in its thread's scratch
   /// (padded inputs, temporaries; 0: no limit). Microcontrollers, whose

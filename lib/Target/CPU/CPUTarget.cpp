@@ -238,6 +238,10 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
                                    const TargetDescription &target,
                                    const llvm::TargetMachine &tm) {
   pm.addPass(createCPULowerWorkgroups());
+  CPUSparseTileOptions sparseTile;
+  sparseTile.vectorBits = target.vectorBits;
+  sparseTile.vectorRegisters = target.vectorRegisters;
+  pm.addNestedPass<func::FuncOp>(createCPUSparseTile(sparseTile));
   pm.addNestedPass<func::FuncOp>(createCPULoopOrder());
   CPURegisterTileOptions registerTile;
   registerTile.vectorBits = target.vectorBits;

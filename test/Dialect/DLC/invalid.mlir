@@ -232,6 +232,44 @@ func.func @iteration() {
 
 // -----
 
+func.func @sparse_rows_zero(%w: tensor<4xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.sparse_rows' must be a positive integer}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%o : tensor<4xf32>) attrs = {dlc.sparse_rows = 0 : i64} {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @sparse_rows_not_generic() {
+  // expected-error @below {{'dlc.sparse_rows' must be on a linalg.generic}}
+  %c = arith.constant {dlc.sparse_rows = 4 : i64} 0 : i32
+  return
+}
+
+// -----
+
+func.func @sparse_pairs(%w: tensor<4xf32>, %o: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{'dlc.sparse_pairs' must be two non-negative integers (kept, all)}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%o : tensor<4xf32>) attrs = {dlc.sparse_pairs = array<i64: 3>} {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @sparse_pairs_not_generic() {
+  // expected-error @below {{'dlc.sparse_pairs' must be on a linalg.generic}}
+  %c = arith.constant {dlc.sparse_pairs = array<i64: 1, 2>} 0 : i32
+  return
+}
+
+// -----
+
 // expected-error @below {{unknown attribute 'dlc.kernal' of the dlc dialect}}
 func.func private @typo() attributes {dlc.kernal}
 

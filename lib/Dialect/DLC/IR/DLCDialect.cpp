@@ -3,6 +3,7 @@
 #include "dlc/Dialect/DLC/IR/DLC.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -113,6 +114,18 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op,
     return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
   if (name == kLoopIterationAttr)
     return isIntAtLeast(value) ? success() : fail("a non-negative integer");
+  if (name == kSparseRowsAttr) {
+    if (!isIntAtLeast(value, 1))
+      return fail("a positive integer");
+    return isa<linalg::GenericOp>(op) ? success() : fail("on a linalg.generic");
+  }
+  if (name == kSparsePairsAttr) {
+    auto pairs = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!pairs || pairs.size() != 2 ||
+        llvm::any_of(pairs.asArrayRef(), [](int64_t v) { return v < 0; }))
+      return fail("two non-negative integers (kept, all)");
+    return isa<linalg::GenericOp>(op) ? success() : fail("on a linalg.generic");
+  }
   return op->emitError() << "unknown attribute '" << name
                          << "' of the dlc dialect";
 }

@@ -53,6 +53,13 @@ constexpr llvm::StringLiteral kFusedAttr = "dlc.fused";
 constexpr llvm::StringLiteral kMaterializeAttr = "dlc.materialize";
 /// ONNX nodes of an unrolled Loop body: the iteration (integer).
 constexpr llvm::StringLiteral kLoopIterationAttr = "dlc.loop_iteration";
+/// A linalg.generic of dlc-sparse-contractions: the output channels that
+/// share one row of its index table (positive integer), for
+/// dlc-cpu-sparse-tile.
+constexpr llvm::StringLiteral kSparseRowsAttr = "dlc.sparse_rows";
+/// Beside it: the (group, input channel) pairs kept and all of them, for
+/// --stats (two non-negative integers).
+constexpr llvm::StringLiteral kSparsePairsAttr = "dlc.sparse_pairs";
 /// Arguments and results of main (the graph's inputs and outputs): the
 /// ONNX name (string); the ONNX element type where the signless tensor
 /// type loses it, such as ui8 (type); the logical shape of a 4-bit tensor

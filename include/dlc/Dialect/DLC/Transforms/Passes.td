@@ -279,4 +279,49 @@ def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
   let dependentDialects = ["::dlc::DLCDialect", "mlir::func::FuncDialect"];
 }
 
+def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
+  let summary = "CPU: 1x1 convolutions over sparse constant weights read only their nonzero input channels";
+  let description = [{
+    A `linalg.conv_2d_nchw_fchw` with a 1x1 f32 constant filter, stride 1
+    and static shapes, whose output channels come in groups of `rows`: for
+    each group, the input channels where any of its filters is nonzero
+    (the union, so that the group's rows share one list). When the cost
+    model predicts the sparse kernel under `maxRatio` of the dense one's
+    time: (stepCost x s x F x C + outputCost x F + inputCost x C) /
+    (F x C + outputCost x F + inputCost x C), s the share of (group, input
+    channel) pairs kept, stepCost what a kept pair costs against a dense
+    multiply-add, outputCost and inputCost what writing an output element
+    and reading an input element of a pixel cost in them; or
+    with `force` whenever a pair is dropped, the convolution becomes a
+    `linalg.generic` over (n, f, j, p), pixels collapsed: out[n, f, p] +=
+    w[f, j] * x[n, idx[f, j + 1], p], `x` read by `tensor.extract`, with
+    the compressed filter `w` [F, J] and the table `idx` [F, J + 1] (i32:
+    per row its group's count of kept channels, then the channels, padded
+    to J with channel 0 and weight 0) as constants. The op carries
+    `dlc.sparse_rows = rows`; dlc-cpu-sparse-tile writes its loop nest.
+    Any lowering of the generic computes the same sums without the
+    dropped zeros.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "4",
+           "Output channels that share one list of input channels">,
+    Option<"force", "force", "bool", "false",
+           "Rewrite every candidate with at least one dropped pair">,
+    Option<"stepCost", "step-cost", "double", "1.0",
+           "What a kept (group, channel) pair costs against a dense one">,
+    Option<"outputCost", "output-cost", "double", "0.0",
+           "What writing one output element costs, in multiply-adds">,
+    Option<"inputCost", "input-cost", "double", "0.0",
+           "What reading one input element costs, in multiply-adds">,
+    Option<"maxRatio", "max-ratio", "double", "0.8",
+           "Rewrite (without force) when the predicted ratio is below this">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numSparse", "sparse", "Convolutions made sparse">,
+  ];
+}
+
 #endif // DLC_DIALECT_DLC_TRANSFORMS_PASSES_TD

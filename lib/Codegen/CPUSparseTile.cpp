@@ -1,0 +1,493 @@
+//===- CPUSparseTile.cpp - the dlc-cpu-sparse-tile pass -------------------===//
+//
+// dlc-sparse-contractions turns a pruned 1x1 convolution into
+// out[.., f, p] += w[f, j] * x[.., idx[f, j + 1], p]: each row's kept input
+// channels listed in a table, its weights compressed alongside. Scalar
+// loops over that op would gather one pixel at a time. This pass writes
+// its loop nest the way dlc-cpu-register-tile writes a dense one: a block
+// of R rows (one row group, sharing one list) by `vectors` SIMD vectors of
+// pixels stays in registers while a loop runs over the group's kept
+// channels; each step loads the channel's vectors of x (contiguous pixels),
+// broadcasts the R rows' weights and issues R x vectors fused multiply-adds.
+// The trip count comes from the table (idx[f, 0]), so a group does exactly
+// as many steps as it has kept channels, and a padded entry is never read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileEpilogue.h"
+
+#include "dlc/Codegen/Passes.h"
+#include "dlc/Dialect/DLC/IR/DLC.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_CPUSPARSETILE
+#include "dlc/Codegen/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// The coefficient of position `pos` in `e`, when `e` is linear in it.
+std::optional<int64_t> linearCoefficient(AffineExpr e, unsigned pos) {
+  if (auto dim = dyn_cast<AffineDimExpr>(e))
+    return dim.getPosition() == pos ? 1 : 0;
+  if (isa<AffineConstantExpr, AffineSymbolExpr>(e))
+    return 0;
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> l = linearCoefficient(bin.getLHS(), pos);
+  std::optional<int64_t> r = linearCoefficient(bin.getRHS(), pos);
+  if (!l || !r)
+    return std::nullopt;
+  if (bin.getKind() == AffineExprKind::Add)
+    return *l + *r;
+  if (*l == 0 && *r == 0)
+    return 0;
+  if (bin.getKind() == AffineExprKind::Mul)
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return *l * c.getValue();
+  return std::nullopt;
+}
+
+/// The coefficient of loop `d` in the index `v` that `body` computes from
+/// linalg.index, affine.apply, index additions and multiplications by
+/// constants, and values from outside the body (0); nothing when it is not
+/// linear in the loop or depends on a block argument (data).
+std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body) {
+  if (isa<BlockArgument>(v))
+    return cast<BlockArgument>(v).getOwner() == &body
+               ? std::nullopt
+               : std::optional<int64_t>(0);
+  Operation *def = v.getDefiningOp();
+  if (def->getBlock() != &body || matchPattern(v, m_Constant()))
+    return 0;
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return index.getDim() == d ? 1 : 0;
+  if (isa<arith::AddIOp, arith::SubIOp>(def)) {
+    std::optional<int64_t> l = loopCoefficient(def->getOperand(0), d, body);
+    std::optional<int64_t> r = loopCoefficient(def->getOperand(1), d, body);
+    if (!l || !r)
+      return std::nullopt;
+    return isa<arith::AddIOp>(def) ? *l + *r : *l - *r;
+  }
+  if (isa<arith::MulIOp>(def)) {
+    for (unsigned i = 0; i < 2; ++i) {
+      APInt c;
+      if (matchPattern(def->getOperand(1 - i), m_ConstantInt(&c)))
+        if (std::optional<int64_t> x =
+                loopCoefficient(def->getOperand(i), d, body))
+          return *x * c.getSExtValue();
+    }
+    return std::nullopt;
+  }
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(def)) {
+    AffineMap map = apply.getAffineMap();
+    // Symbols as dims after the map's own, so that each operand is one
+    // position.
+    SmallVector<AffineExpr> symbols;
+    for (unsigned s = 0; s < map.getNumSymbols(); ++s)
+      symbols.push_back(getAffineDimExpr(map.getNumDims() + s, v.getContext()));
+    AffineExpr e = map.getResult(0).replaceSymbols(symbols);
+    int64_t total = 0;
+    for (auto [pos, operand] : llvm::enumerate(apply.getMapOperands())) {
+      std::optional<int64_t> inner = loopCoefficient(operand, d, body);
+      if (!inner)
+        return std::nullopt;
+      if (*inner == 0)
+        continue;
+      std::optional<int64_t> outer = linearCoefficient(e, pos);
+      if (!outer)
+        return std::nullopt;
+      total += *outer * *inner;
+    }
+    return total;
+  }
+  return std::nullopt;
+}
+
+/// Whether `v` is a multiple of `m` for every value it takes.
+bool isMultipleOf(Value v, int64_t m) {
+  APInt c;
+  if (matchPattern(v, m_ConstantInt(&c)))
+    return c.getSExtValue() % m == 0;
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return isMultipleOf(mul.getLhs(), m) || isMultipleOf(mul.getRhs(), m);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return isMultipleOf(add.getLhs(), m) && isMultipleOf(add.getRhs(), m);
+  return false;
+}
+
+/// Whether the rows of `weights`, a workgroup's slice of the compressed
+/// filter or the whole of it, start at a multiple of `rows`.
+bool rowsStartAligned(Value weights, int64_t rows) {
+  auto subview = weights.getDefiningOp<memref::SubViewOp>();
+  if (!subview)
+    return isa<BlockArgument>(weights) ||
+           weights.getDefiningOp<memref::GetGlobalOp>();
+  OpFoldResult offset = subview.getMixedOffsets()[0];
+  if (std::optional<int64_t> c = getConstantIntValue(offset))
+    return *c % rows == 0;
+  return isMultipleOf(cast<Value>(offset), rows);
+}
+
+bool unitInnerStride(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() >= 1 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// A sparse convolution's op, its loops' roles and the load of `x`.
+struct SparseOp {
+  linalg::GenericOp op;
+  int64_t rows = 1;
+  unsigned f = 0, j = 0, p = 0;
+  Value weights, table, out; ///< memrefs
+  memref::LoadOp load;       ///< of x, in the body
+  Value channelCast;         ///< the table entry as an index, in the body
+  unsigned channelIndex = 0; ///< which of the load's indices it is
+};
+
+std::optional<SparseOp> match(linalg::GenericOp op) {
+  auto rowsAttr = op->getAttrOfType<IntegerAttr>(dlc::kSparseRowsAttr);
+  if (!rowsAttr || !op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1)
+    return std::nullopt;
+  SparseOp s;
+  s.op = op;
+  s.rows = rowsAttr.getInt();
+  s.weights = op.getDpsInputs()[0];
+  s.table = op.getDpsInputs()[1];
+  s.out = op.getDpsInits()[0];
+  auto wType = dyn_cast<MemRefType>(s.weights.getType());
+  auto tType = dyn_cast<MemRefType>(s.table.getType());
+  auto oType = dyn_cast<MemRefType>(s.out.getType());
+  if (!wType || !tType || !oType || !wType.getElementType().isF32() ||
+      !tType.getElementType().isInteger(32) || !oType.getElementType().isF32())
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineMap wMap = op.getIndexingMapsArray()[0];
+  AffineMap tMap = op.getIndexingMapsArray()[1];
+  AffineMap oMap = op.getIndexingMapsArray()[2];
+  if (wMap.getNumResults() != 2)
+    return std::nullopt;
+  auto fExpr = dyn_cast<AffineDimExpr>(wMap.getResult(0));
+  auto jExpr = dyn_cast<AffineDimExpr>(wMap.getResult(1));
+  if (!fExpr || !jExpr || tMap.getNumResults() != 2 ||
+      tMap.getResult(0) != fExpr ||
+      tMap.getResult(1) != jExpr + getAffineConstantExpr(1, ctx))
+    return std::nullopt;
+  s.f = fExpr.getPosition();
+  s.j = jExpr.getPosition();
+  if (op.getIteratorTypesArray()[s.j] != utils::IteratorType::reduction)
+    return std::nullopt;
+  // The output: plain dims (f, p last) and constants.
+  if (oMap.getNumResults() == 0)
+    return std::nullopt;
+  auto pExpr = dyn_cast<AffineDimExpr>(oMap.getResults().back());
+  if (!pExpr || pExpr.getPosition() == s.f || !oMap.isFunctionOfDim(s.f) ||
+      !unitInnerStride(s.out))
+    return std::nullopt;
+  s.p = pExpr.getPosition();
+  for (AffineExpr e : oMap.getResults())
+    if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+      return std::nullopt;
+  // The body: out + x * w (either order of each).
+  Block &body = *op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  Value outArg = body.getArgument(2), wArg = body.getArgument(0);
+  Value product = add.getLhs() == outArg   ? add.getRhs()
+                  : add.getRhs() == outArg ? add.getLhs()
+                                           : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return std::nullopt;
+  Value loaded = mul.getLhs() == wArg   ? mul.getRhs()
+                 : mul.getRhs() == wArg ? mul.getLhs()
+                                        : Value();
+  s.load = loaded ? loaded.getDefiningOp<memref::LoadOp>() : nullptr;
+  if (!s.load || s.load->getBlock() != &body ||
+      s.load.getMemRef().getParentBlock() == &body ||
+      !unitInnerStride(s.load.getMemRef()) || !loaded.getType().isF32())
+    return std::nullopt;
+  // x's indices: one is the table entry, the last walks p at unit stride,
+  // none other moves with f, j or p.
+  bool channelFound = false;
+  unsigned rank = s.load.getIndices().size();
+  for (auto [i, index] : llvm::enumerate(s.load.getIndices())) {
+    auto cast = index.getDefiningOp<arith::IndexCastOp>();
+    if (cast && cast.getIn() == body.getArgument(1) && !channelFound &&
+        i + 1 < rank) {
+      channelFound = true;
+      s.channelCast = index;
+      s.channelIndex = i;
+      continue;
+    }
+    for (unsigned d : {s.f, s.j, s.p}) {
+      std::optional<int64_t> c = loopCoefficient(index, d, body);
+      int64_t expected = (i + 1 == rank && d == s.p) ? 1 : 0;
+      if (!c || *c != expected)
+        return std::nullopt;
+    }
+  }
+  if (!channelFound)
+    return std::nullopt;
+  // Other users of the table entry or the weight than these would be
+  // computed by no one.
+  if (!body.getArgument(1).hasOneUse() || !wArg.hasOneUse() ||
+      !s.channelCast.hasOneUse())
+    return std::nullopt;
+  return s;
+}
+
+struct CPUSparseTilePass
+    : public dlc::impl::CPUSparseTileBase<CPUSparseTilePass> {
+  using Base::Base;
+
+  /// The value of `v`, computed in `s`'s body, at the loop values `loops`
+  /// (cloning what computes it before `b`'s insertion point).
+  static Value materialize(OpBuilder &b, Value v, Block &body,
+                           ArrayRef<Value> loops, IRMapping &map) {
+    if (Value known = map.lookupOrNull(v))
+      return known;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &body)
+      return v;
+    if (auto index = dyn_cast<linalg::IndexOp>(def))
+      return loops[index.getDim()];
+    for (Value operand : def->getOperands())
+      map.map(operand, materialize(b, operand, body, loops, map));
+    Operation *clone = b.clone(*def, map);
+    return clone->getResult(cast<OpResult>(v).getResultNumber());
+  }
+
+  void emit(SparseOp s) {
+    linalg::GenericOp op = s.op;
+    Location loc = op.getLoc();
+    // The fill before (the accumulators start from its constant) and the
+    // elementwise op after (applied to them as they are stored), taken
+    // over; then the nest goes where the epilogue was, since what it reads
+    // may be made after the op.
+    dlc::codegen::Surroundings around = dlc::codegen::surroundingsOf(op);
+    if (around.fill && !around.fillValue.getType().isF32())
+      around.fill = nullptr;
+    IRRewriter b(op.getContext());
+    b.setInsertionPoint(around.epilogue ? around.epilogue.getOperation()
+                                        : op.getOperation());
+    Block &body = *op.getBlock();
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    auto vecType = VectorType::get({lanes}, b.getF32Type());
+    auto maskType = VectorType::get({lanes}, b.getI1Type());
+    auto idx = [&](int64_t c) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, c);
+    };
+    SmallVector<Range> ranges =
+        cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc);
+    auto extent = [&](unsigned d) {
+      return getValueOrCreateConstantIndexOp(b, loc, ranges[d].size);
+    };
+    std::optional<int64_t> fStatic = getConstantIntValue(ranges[s.f].size);
+    std::optional<int64_t> pStatic = getConstantIntValue(ranges[s.p].size);
+    // Whole aligned row groups share a table row; anything else goes row
+    // by row, each with its own (equal) copy of its group's list.
+    int64_t rows = (fStatic && *fStatic % s.rows == 0 &&
+                    rowsStartAligned(s.weights, s.rows))
+                       ? s.rows
+                       : 1;
+    // rows x vectors accumulators, `vectors` loads of x, one broadcast.
+    int64_t registers = std::max<int64_t>(vectorRegisters, 8);
+    int64_t vectors = std::clamp<int64_t>((registers - 1) / (rows + 1), 1, 8);
+    if (pStatic)
+      vectors = std::min(vectors, std::max<int64_t>(1, *pStatic / lanes));
+    int64_t block = lanes * vectors;
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(vecType));
+
+    SmallVector<Value> loops(op.getNumLoops(), idx(0));
+    // Outer loops (batch), one scf.for each.
+    for (unsigned d = 0; d < op.getNumLoops(); ++d) {
+      if (d == s.f || d == s.j || d == s.p)
+        continue;
+      auto loop = scf::ForOp::create(b, loc, idx(0), extent(d), idx(1));
+      b.setInsertionPointToStart(loop.getBody());
+      loops[d] = loop.getInductionVar();
+    }
+    Value fExtent = extent(s.f), pExtent = extent(s.p);
+    auto rowLoop = scf::ForOp::create(b, loc, idx(0), fExtent, idx(rows));
+    b.setInsertionPointToStart(rowLoop.getBody());
+    Value row0 = rowLoop.getInductionVar();
+    Value count = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, s.table, ValueRange{row0, idx(0)}));
+
+    AffineMap outMap = op.getIndexingMapsArray()[2];
+    auto outIndices = [&](Value row, Value column) {
+      SmallVector<Value> indices;
+      for (AffineExpr e : outMap.getResults()) {
+        if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+          indices.push_back(idx(c.getValue()));
+          continue;
+        }
+        unsigned d = cast<AffineDimExpr>(e).getPosition();
+        indices.push_back(d == s.f ? row : d == s.p ? column : loops[d]);
+      }
+      return indices;
+    };
+
+    // One block of rows x n vectors at column `col`; `masks[v]` for the
+    // vectors that may pass the last pixel.
+    auto emitBlock = [&](Value col, int64_t n, ArrayRef<Value> masks) {
+      SmallVector<Value> rowValues, colValues;
+      for (int64_t r = 0; r < rows; ++r)
+        rowValues.push_back(
+            r ? arith::AddIOp::create(b, loc, row0, idx(r)).getResult() : row0);
+      for (int64_t v = 0; v < n; ++v)
+        colValues.push_back(
+            v ? arith::AddIOp::create(b, loc, col, idx(v * lanes)).getResult()
+              : col);
+      auto load = [&](Value memref, ValueRange indices, int64_t v) -> Value {
+        if (masks[v])
+          return vector::MaskedLoadOp::create(b, loc, vecType, memref, indices,
+                                              masks[v], zero);
+        return vector::LoadOp::create(b, loc, vecType, memref, indices);
+      };
+      SmallVector<Value> acc;
+      Value start = around.fill ? vector::BroadcastOp::create(b, loc, vecType,
+                                                              around.fillValue)
+                                      .getResult()
+                                : Value();
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < n; ++v)
+          acc.push_back(
+              start ? start
+                    : load(s.out, outIndices(rowValues[r], colValues[v]), v));
+      auto steps = scf::ForOp::create(b, loc, idx(0), count, idx(1), acc);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(steps.getBody());
+        Value step = steps.getInductionVar();
+        Value entry = memref::LoadOp::create(
+            b, loc, s.table,
+            ValueRange{row0, arith::AddIOp::create(b, loc, step, idx(1))});
+        IRMapping map;
+        map.map(s.channelCast,
+                arith::IndexCastOp::create(b, loc, b.getIndexType(), entry));
+        SmallVector<Value> at(loops);
+        at[s.f] = row0;
+        at[s.j] = step;
+        at[s.p] = col;
+        SmallVector<Value> base;
+        for (Value index : s.load.getIndices())
+          base.push_back(materialize(b, index, body, at, map));
+        SmallVector<Value> x;
+        for (int64_t v = 0; v < n; ++v) {
+          SmallVector<Value> indices(base);
+          if (v)
+            indices.back() =
+                arith::AddIOp::create(b, loc, base.back(), idx(v * lanes));
+          x.push_back(load(s.load.getMemRef(), indices, v));
+        }
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value w = memref::LoadOp::create(b, loc, s.weights,
+                                           ValueRange{rowValues[r], step});
+          Value wide = vector::BroadcastOp::create(b, loc, vecType, w);
+          for (int64_t v = 0; v < n; ++v)
+            next.push_back(vector::FMAOp::create(
+                b, loc, wide, x[v], steps.getRegionIterArgs()[r * n + v]));
+        }
+        scf::YieldOp::create(b, loc, next);
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < n; ++v) {
+          Value sum = steps.getResult(r * n + v);
+          SmallVector<Value> indices = outIndices(rowValues[r], colValues[v]);
+          if (around.epilogue)
+            dlc::codegen::storeThroughEpilogue(b, loc, around, s.out, lanes,
+                                               sum, indices, masks[v]);
+          else if (masks[v])
+            vector::MaskedStoreOp::create(b, loc, s.out, indices, masks[v],
+                                          sum);
+          else
+            vector::StoreOp::create(b, loc, sum, s.out, indices);
+        }
+    };
+
+    // Full blocks, then what is left of the pixels.
+    Value blockSize = idx(block);
+    Value full = pStatic
+                     ? idx(*pStatic - *pStatic % block)
+                     : arith::SubIOp::create(
+                           b, loc, pExtent,
+                           arith::RemUIOp::create(b, loc, pExtent, blockSize))
+                           .getResult();
+    auto columns = scf::ForOp::create(b, loc, idx(0), full, blockSize);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(columns.getBody());
+      emitBlock(columns.getInductionVar(), vectors,
+                SmallVector<Value>(vectors, Value()));
+    }
+    if (pStatic) {
+      int64_t rest = *pStatic % block;
+      if (rest) {
+        int64_t n = (rest + lanes - 1) / lanes;
+        SmallVector<Value> masks(n, Value());
+        if (rest % lanes)
+          masks.back() = vector::ConstantMaskOp::create(
+              b, loc, maskType, ArrayRef<int64_t>{rest % lanes});
+        emitBlock(idx(*pStatic - rest), n, masks);
+      }
+    } else {
+      Value some = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         full, pExtent);
+      auto tail = scf::IfOp::create(b, loc, some, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(tail.thenBlock()->getTerminator());
+      SmallVector<Value> masks;
+      for (int64_t v = 0; v < vectors; ++v) {
+        Value left = arith::SubIOp::create(
+            b, loc, pExtent,
+            arith::AddIOp::create(b, loc, full, idx(v * lanes)));
+        Value clamped = arith::MinSIOp::create(
+            b, loc, arith::MaxSIOp::create(b, loc, left, idx(0)), idx(lanes));
+        masks.push_back(vector::CreateMaskOp::create(b, loc, maskType,
+                                                     ValueRange{clamped}));
+      }
+      emitBlock(full, vectors, masks);
+    }
+    b.eraseOp(op);
+    dlc::codegen::eraseSurroundings(b, around, /*keepTemporary=*/false);
+    ++numTiled;
+  }
+
+  void runOnOperation() override {
+    SmallVector<SparseOp> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<SparseOp> s = match(op))
+        work.push_back(*s);
+      else if (op->hasAttr(dlc::kSparseRowsAttr))
+        op.emitRemark("dlc-cpu-sparse-tile: not the form of a sparse "
+                      "convolution; left to the scalar loops");
+    });
+    for (SparseOp &s : work)
+      emit(s);
+  }
+};
+
+} // namespace

@@ -1,0 +1,196 @@
+//===- SparseContractions.cpp - the dlc-sparse-contractions pass ----------===//
+//
+// A pruned 1x1 convolution multiplies most of its inputs by zero, and the
+// zeros are known when the kernel is generated. This pass gives each group
+// of `rows` output channels the list of input channels where any of its
+// filters is nonzero, and rewrites the convolution to read only those:
+// out[n, f, p] += w[f, j] * x[n, idx[f, j + 1], p] over the pixels p
+// (collapsed), with the filter compressed to [F, J] and the table `idx`
+// (per row: its group's count, then the channels, padded to the longest
+// list with channel 0 and weight 0). A cost model decides per layer: the
+// kept share of the multiply-adds at what a sparse step costs, plus the
+// memory traffic both kernels have; its two numbers come from the target
+// (measured by scripts/sparse_bench.py). dlc-cpu-sparse-tile
+// writes the register-tiled loop nest of the rewritten op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConstantWeights.h"
+
+#include "dlc/Dialect/DLC/IR/DLC.h"
+#include "dlc/Dialect/DLC/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+namespace dlc {
+#define GEN_PASS_DEF_SPARSECONTRACTIONS
+#include "dlc/Dialect/DLC/Transforms/Passes.h.inc"
+} // namespace dlc
+
+using namespace mlir;
+
+namespace {
+
+/// The kept input channels of each group of `rows` filters of a [F, C]
+/// filter (row-major), in increasing order.
+std::vector<std::vector<int32_t>>
+keptChannels(const std::vector<float> &w, int64_t f, int64_t c, int64_t rows) {
+  std::vector<std::vector<int32_t>> kept(f / rows);
+  for (int64_t g = 0; g < f / rows; ++g)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t r = 0; r < rows; ++r)
+        if (w[(g * rows + r) * c + ch] != 0.0f) {
+          kept[g].push_back(static_cast<int32_t>(ch));
+          break;
+        }
+  return kept;
+}
+
+struct SparseContractionsPass
+    : public dlc::impl::SparseContractionsBase<SparseContractionsPass> {
+  using Base::Base;
+
+  /// Whether `conv` has the form this pass rewrites: static shapes, a 1x1
+  /// filter, unit strides, a whole number of row groups.
+  bool matches(linalg::Conv2DNchwFchwOp conv) const {
+    auto x = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
+    auto w = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+    auto out = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
+    if (!x || !w || !out || !x.hasStaticShape() || !w.hasStaticShape() ||
+        !out.hasStaticShape() || !x.getElementType().isF32() ||
+        !w.getElementType().isF32() || !out.getElementType().isF32() ||
+        !conv.hasPureTensorSemantics())
+      return false;
+    if (w.getDimSize(2) != 1 || w.getDimSize(3) != 1 ||
+        w.getDimSize(0) % rows != 0)
+      return false;
+    return llvm::all_of(conv.getStrides().getValues<int64_t>(),
+                        [](int64_t s) { return s == 1; }) &&
+           x.getDimSize(2) == out.getDimSize(2) &&
+           x.getDimSize(3) == out.getDimSize(3);
+  }
+
+  void rewrite(linalg::Conv2DNchwFchwOp conv, const std::vector<float> &w,
+               const std::vector<std::vector<int32_t>> &kept, StringRef key) {
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    auto xType = cast<RankedTensorType>(conv.getInputs()[0].getType());
+    auto outType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+    int64_t n = xType.getDimSize(0), c = xType.getDimSize(1);
+    int64_t f = outType.getDimSize(1);
+    int64_t pixels = xType.getDimSize(2) * xType.getDimSize(3);
+    int64_t longest = 1;
+    for (const std::vector<int32_t> &k : kept)
+      longest = std::max<int64_t>(longest, k.size());
+
+    std::vector<float> compressed(f * longest, 0.0f);
+    std::vector<int32_t> table(f * (longest + 1), 0);
+    for (int64_t row = 0; row < f; ++row) {
+      const std::vector<int32_t> &k = kept[row / rows];
+      table[row * (longest + 1)] = static_cast<int32_t>(k.size());
+      for (auto [j, ch] : llvm::enumerate(k)) {
+        compressed[row * longest + j] = w[row * c + ch];
+        table[row * (longest + 1) + 1 + j] = ch;
+      }
+    }
+    Value weights = dlc::createF32Constant(
+        b, loc, RankedTensorType::get({f, longest}, b.getF32Type()), compressed,
+        key, ".sparse");
+    auto tableType = RankedTensorType::get({f, longest + 1}, b.getI32Type());
+    Value indices = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
+
+    SmallVector<ReassociationIndices> pixelsCollapsed = {{0}, {1}, {2, 3}};
+    Value x = tensor::CollapseShapeOp::create(b, loc, conv.getInputs()[0],
+                                              pixelsCollapsed);
+    // A fill of the output (the convolution's zeros) stays a fill, of the
+    // collapsed shape, so that dispatch formation takes it in.
+    auto initType = RankedTensorType::get({n, f, pixels}, b.getF32Type());
+    Value init;
+    if (auto fill = conv.getOutputs()[0].getDefiningOp<linalg::FillOp>())
+      init = linalg::FillOp::create(
+                 b, loc, fill.getInputs()[0],
+                 tensor::EmptyOp::create(b, loc, initType.getShape(),
+                                         initType.getElementType())
+                     .getResult())
+                 .getResult(0);
+    else
+      init = tensor::CollapseShapeOp::create(b, loc, conv.getOutputs()[0],
+                                             pixelsCollapsed);
+    MLIRContext *ctx = b.getContext();
+    AffineExpr dn, df, dj, dp;
+    bindDims(ctx, dn, df, dj, dp);
+    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {df, dj}, ctx),
+                                   AffineMap::get(4, 0, {df, dj + 1}, ctx),
+                                   AffineMap::get(4, 0, {dn, df, dp}, ctx)};
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::reduction, utils::IteratorType::parallel};
+    auto fastmath =
+        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{initType}, ValueRange{weights, indices},
+        ValueRange{init}, maps, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value batch = linalg::IndexOp::create(nb, l, 0);
+          Value pixel = linalg::IndexOp::create(nb, l, 3);
+          Value channel =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
+          Value in = tensor::ExtractOp::create(
+              nb, l, x, ValueRange{batch, channel, pixel});
+          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
+          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
+          linalg::YieldOp::create(nb, l, sum);
+        });
+    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(rows));
+    int64_t pairs = 0;
+    for (const std::vector<int32_t> &k : kept)
+      pairs += k.size();
+    generic->setAttr(dlc::kSparsePairsAttr,
+                     b.getDenseI64ArrayAttr({pairs, f / rows * c}));
+    Value result = tensor::ExpandShapeOp::create(
+        b, loc, outType, generic.getResult(0), pixelsCollapsed);
+    conv.getResult(0).replaceAllUsesWith(result);
+    conv.erase();
+    ++numSparse;
+  }
+
+  void runOnOperation() override {
+    if (rows < 1) {
+      getOperation().emitError("dlc-sparse-contractions: rows must be >= 1");
+      return signalPassFailure();
+    }
+    SmallVector<linalg::Conv2DNchwFchwOp> convs;
+    getOperation().walk([&](linalg::Conv2DNchwFchwOp conv) {
+      if (matches(conv))
+        convs.push_back(conv);
+    });
+    for (linalg::Conv2DNchwFchwOp conv : convs) {
+      std::string key;
+      std::optional<std::vector<float>> w =
+          dlc::f32ConstantValues(conv.getInputs()[1], &key);
+      if (!w)
+        continue;
+      auto wType = cast<RankedTensorType>(conv.getInputs()[1].getType());
+      int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
+      std::vector<std::vector<int32_t>> kept = keptChannels(*w, f, c, rows);
+      int64_t pairs = 0;
+      for (const std::vector<int32_t> &k : kept)
+        pairs += k.size();
+      double share = static_cast<double>(pairs) / (f / rows * c);
+      double products = static_cast<double>(f) * c;
+      double moved = outputCost * static_cast<double>(f) +
+                     inputCost * static_cast<double>(c);
+      double ratio = (stepCost * share * products + moved) / (products + moved);
+      bool sparse = force ? pairs < f / rows * c : ratio < maxRatio;
+      if (sparse)
+        rewrite(conv, *w, kept, key);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Sparse 1x1 convolutions against dense ones: the numbers behind dlc's
+sparsity cost model (TargetDescription::sparseStepCost, sparseOutputCost, sparseInputCost).
+
+For 1x1 convolutions of typical shapes (input channels C, output channels
+F, pixels P; bias and Relu fused as in a CNN), pruned to 4x1 blocks at
+several densities with `dlc-compile --prune=block:4x1:D`, the script times
+the artifact compiled `--sparsity=off` against `--sparsity=force`
+(alternating rounds of `dlc-run --bench`, one thread), prints the ratios,
+and fits the model dlc-sparse-contractions uses:
+
+    sparse / dense = (g * s * F * C + a * F + b * C) / (F * C + a * F + b * C)
+
+where s is the share of (row group, input channel) pairs kept, g what a
+kept pair costs against a dense multiply-add, and a and b what writing one
+output element of a pixel (with its epilogue) and reading one input
+element cost in multiply-adds (so that wide layers are compute bound and
+narrow ones memory bound). The fit minimizes the squared error of log
+ratios over a grid. Put the three numbers in TargetDescription.cpp.
+
+  python -m scripts.sparse_bench --build build [--rounds 3] [--quick]
+"""
+
+import argparse
+import itertools
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from scripts.zoo import zoo_env
+
+zoo_env.ensure()
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from scripts.ab_bench import bench  # noqa: E402
+
+# (C, F, H, W): MobileNetV2's pointwise shapes and a few wider ones.
+SHAPES = [(16, 96, 112, 112), (24, 144, 56, 56), (144, 24, 56, 56),
+          (32, 192, 28, 28), (192, 64, 14, 14), (384, 96, 14, 14),
+          (576, 160, 7, 7), (960, 320, 7, 7), (64, 64, 56, 56),
+          (256, 256, 14, 14)]
+DENSITIES = [0.1, 0.2, 0.4, 0.7]
+
+
+def conv_model(c, f, h, w, seed):
+    rng = np.random.default_rng(seed)
+    weight = (rng.standard_normal((f, c, 1, 1)) / math.sqrt(c)).astype(
+        np.float32)
+    bias = rng.standard_normal(f).astype(np.float32) * 0.1
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"]),
+         helper.make_node("Relu", ["y"], ["z"])], "conv1x1",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, f, h, w])],
+        [numpy_helper.from_array(weight, "w"),
+         numpy_helper.from_array(bias, "b")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def kept_share(path, rows=4):
+    """The share of (row group, input channel) pairs with a nonzero."""
+    w = next(numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer
+             if len(t.dims) == 4)
+    f, c = w.shape[0], w.shape[1]
+    groups = (w.reshape(f // rows, rows, c) != 0).any(axis=1)
+    return groups.mean()
+
+
+def predicted(model, s, c, f):
+    g, a, b = model
+    return (g * s * f * c + a * f + b * c) / (f * c + a * f + b * c)
+
+
+def fit(rows):
+    """(squared log error, (g, a, b)) of the best model on a grid."""
+    best = None
+    costs = [0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
+    for g in np.arange(0.5, 2.01, 0.05):
+        for a, b in itertools.product(costs, costs):
+            model = (round(float(g), 2), a, b)
+            err = sum((math.log(predicted(model, s, c, f)) - math.log(r)) ** 2
+                      for c, f, s, r in rows)
+            if best is None or err < best[0]:
+                best = (err, model)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--quick", action="store_true",
+                    help="four shapes, two densities")
+    args = ap.parse_args()
+    compiler = os.path.join(args.build, "bin", "dlc-compile")
+    runner = os.path.join(args.build, "bin", "dlc-run")
+    shapes = SHAPES[::3] if args.quick else SHAPES
+    densities = [0.2, 0.4] if args.quick else DENSITIES
+    rows = []
+    print("| C | F | pixels | --prune | pairs kept | sparse / dense "
+          "(median of rounds, range) |")
+    print("|---:|---:|---:|---|---:|---:|")
+    with tempfile.TemporaryDirectory() as work:
+        for (c, f, h, w), d in itertools.product(shapes, densities):
+            dense = os.path.join(work, "dense.onnx")
+            onnx.save(conv_model(c, f, h, w, seed=c * 1000 + f), dense)
+            pruned = os.path.join(work, "pruned.onnx")
+            spec = "block:4x1:%g" % d
+            subprocess.run([compiler, dense, "--prune=" + spec, "--emit=onnx",
+                            "-o", pruned], check=True, capture_output=True)
+            arts = []
+            for mode in ("off", "force"):
+                art = os.path.join(work, mode + ".dlcx")
+                subprocess.run([compiler, pruned, "--sparsity=" + mode, "-o",
+                                art], check=True, capture_output=True)
+                arts.append(art)
+            ratios = []
+            for _ in range(args.rounds):
+                t = [bench(runner, a, args.runs, 1)[0] for a in arts]
+                ratios.append(t[1] / t[0])
+            s = kept_share(pruned)
+            r = statistics.median(ratios)
+            rows.append((c, f, s, r))
+            print("| %d | %d | %d | %s | %.2f | %.2f (%.2f-%.2f) |" % (
+                c, f, h * w, spec, s, r, min(ratios), max(ratios)))
+            sys.stdout.flush()
+    err, model = fit(rows)
+    print()
+    print("fit: sparseStepCost (g) = %.2f, sparseOutputCost (a) = %g, "
+          "sparseInputCost (b) = %g, rms log error %.3f"
+          % (model + (math.sqrt(err / len(rows)),)))
+    for c, f, s, r in rows:
+        print("  C %d F %d kept %.2f: measured %.2f, model %.2f" % (
+            c, f, s, r, predicted(model, s, c, f)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-sparse-tile="vector-bits=256 vector-registers=16" 2>&1 | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --dlc-cpu-sparse-tile="vector-bits=512 vector-registers=32" 2>&1 | FileCheck %s --check-prefix=AVX512
+
+// Eight rows in two groups of four over 43 pixels, 8-lane vectors and 16
+// registers: blocks of 4 rows x 3 vectors (12 accumulators, 3 loads of x,
+// one broadcast). The row loop reads its group's count of kept channels
+// from the table; each step reads the next channel from it, loads that
+// channel's 3 vectors of x, broadcasts the 4 rows' weights and issues 12
+// fused multiply-adds. One full block of 24 pixels, then 19 left: 3
+// vectors, the last masked to 3 lanes.
+// With 32 registers of 16 lanes: 6 vectors would pass the pixels; 2
+// vectors (32 pixels) and a masked block of 11.
+// CHECK-LABEL: func.func @sparse
+// CHECK: scf.for %[[N:[a-z0-9_]+]] = %c0{{.*}} to %c1{{.*}} step %c1
+// CHECK:   scf.for %[[F:[a-z0-9_]+]] = %c0{{.*}} to %c8{{.*}} step %c4
+// CHECK:     %[[CNT:.*]] = memref.load %arg2[%[[F]], %c0{{.*}}] : memref<8x3xi32>
+// CHECK:     %[[K:.*]] = arith.index_cast %[[CNT]] : i32 to index
+// CHECK:     scf.for %[[P:[a-z0-9_]+]] = %c0{{.*}} to %c24{{.*}} step %c24
+// CHECK-COUNT-12: vector.load %arg3[%[[N]], %{{.*}}, %{{.*}}] : memref<1x8x43xf32>, vector<8xf32>
+// CHECK:       %[[ACC:.*]]:12 = scf.for %[[J:[a-z0-9_]+]] = %c0{{.*}} to %[[K]] step %c1{{.*}} iter_args
+// CHECK:         %[[E:.*]] = memref.load %arg2[%[[F]], %{{.*}}] : memref<8x3xi32>
+// CHECK:         %[[C:.*]] = arith.index_cast %[[E]] : i32 to index
+// CHECK:         vector.load %arg0[%[[N]], %[[C]], %[[P]]] : memref<1x4x43xf32>, vector<8xf32>
+// CHECK-COUNT-2: vector.load %arg0[%[[N]], %[[C]], %{{.*}}] : memref<1x4x43xf32>, vector<8xf32>
+// CHECK:         memref.load %arg1[%[[F]], %[[J]]] : memref<8x2xf32>
+// CHECK:         vector.broadcast
+// CHECK-COUNT-3: vector.fma
+// CHECK:         memref.load %arg1[%{{.*}}, %[[J]]] : memref<8x2xf32>
+// CHECK-COUNT-3: vector.fma
+// CHECK:         scf.yield
+// CHECK-COUNT-12: vector.store
+// CHECK:     %[[M:.*]] = vector.constant_mask [3] : vector<8xi1>
+// CHECK:     scf.for {{.*}} iter_args
+// CHECK-COUNT-2: vector.load %arg0
+// CHECK:         vector.maskedload %arg0[{{.*}}], %[[M]]
+// CHECK:     vector.maskedstore
+// CHECK-NOT: linalg.generic
+// AVX512-LABEL: func.func @sparse
+// AVX512: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c32
+// AVX512: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX512: vector.constant_mask [11] : vector<16xi1>
+#w = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#t = affine_map<(d0, d1, d2, d3) -> (d1, d2 + 1)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+func.func @sparse(%x: memref<1x4x43xf32>, %w: memref<8x2xf32>, %t: memref<8x3xi32>, %out: memref<1x8x43xf32>) {
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%w, %t : memref<8x2xf32>, memref<8x3xi32>) outs(%out : memref<1x8x43xf32>) attrs = {dlc.sparse_rows = 4 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %n = linalg.index 0 : index
+    %p = linalg.index 3 : index
+    %c = arith.index_cast %i : i32 to index
+    %v = memref.load %x[%n, %c, %p] : memref<1x4x43xf32>
+    %m = arith.mulf %v, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A workgroup's tile of rows that starts where no group may start (an
+// offset not known to be a multiple of 4): row by row, each with its own
+// table row. Pixels offset by the tile's first (p + s0) stay unit-stride;
+// a dynamic pixel extent takes its last block under runtime masks.
+// CHECK-LABEL: func.func @misaligned
+// CHECK: scf.for %[[F:[a-z0-9_]+]] = %c0{{.*}} to %c8{{.*}} step %c1
+// CHECK:   memref.load %{{.*}}[%[[F]], %c0{{.*}}]
+// CHECK:   scf.if
+// CHECK:     vector.create_mask
+// CHECK:     vector.maskedload
+// CHECK-NOT: linalg.generic
+#w = affine_map<(d0, d1, d2) -> (d0, d2)>
+#t = affine_map<(d0, d1, d2) -> (d0, d2 + 1)>
+#o = affine_map<(d0, d1, d2) -> (0, d0, d1)>
+func.func @misaligned(%x: memref<1x4x100xf32>, %wall: memref<16x2xf32>, %tall: memref<16x3xi32>, %oall: memref<1x16x100xf32>, %row: index, %col: index, %cols: index) {
+  %w = memref.subview %wall[%row, 0] [8, 2] [1, 1] : memref<16x2xf32> to memref<8x2xf32, strided<[2, 1], offset: ?>>
+  %t = memref.subview %tall[%row, 0] [8, 3] [1, 1] : memref<16x3xi32> to memref<8x3xi32, strided<[3, 1], offset: ?>>
+  %out = memref.subview %oall[0, %row, %col] [1, 8, %cols] [1, 1, 1] : memref<1x16x100xf32> to memref<1x8x?xf32, strided<[1600, 100, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction"]} ins(%w, %t : memref<8x2xf32, strided<[2, 1], offset: ?>>, memref<8x3xi32, strided<[3, 1], offset: ?>>) outs(%out : memref<1x8x?xf32, strided<[1600, 100, 1], offset: ?>>) attrs = {dlc.sparse_rows = 4 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %p = linalg.index 1 : index
+    %q = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%p)[%col]
+    %c = arith.index_cast %i : i32 to index
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0, %c, %q] : memref<1x4x100xf32>
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A tile that starts at a multiple of 4 rows (8 x a workgroup id) keeps
+// its groups of 4.
+// CHECK-LABEL: func.func @aligned
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c4
+#w = affine_map<(d0, d1, d2) -> (d0, d2)>
+#t = affine_map<(d0, d1, d2) -> (d0, d2 + 1)>
+#o = affine_map<(d0, d1, d2) -> (0, d0, d1)>
+func.func @aligned(%x: memref<1x4x32xf32>, %wall: memref<16x2xf32>, %tall: memref<16x3xi32>, %oall: memref<1x16x32xf32>, %id: index) {
+  %c8 = arith.constant 8 : index
+  %row = arith.muli %id, %c8 : index
+  %w = memref.subview %wall[%row, 0] [8, 2] [1, 1] : memref<16x2xf32> to memref<8x2xf32, strided<[2, 1], offset: ?>>
+  %t = memref.subview %tall[%row, 0] [8, 3] [1, 1] : memref<16x3xi32> to memref<8x3xi32, strided<[3, 1], offset: ?>>
+  %out = memref.subview %oall[0, %row, 0] [1, 8, 32] [1, 1, 1] : memref<1x16x32xf32> to memref<1x8x32xf32, strided<[512, 32, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction"]} ins(%w, %t : memref<8x2xf32, strided<[2, 1], offset: ?>>, memref<8x3xi32, strided<[3, 1], offset: ?>>) outs(%out : memref<1x8x32xf32, strided<[512, 32, 1], offset: ?>>) attrs = {dlc.sparse_rows = 4 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %p = linalg.index 1 : index
+    %c = arith.index_cast %i : i32 to index
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0, %c, %p] : memref<1x4x32xf32>
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not the form: x read across pixels at stride 2. Left to the scalar
+// loops, with a remark.
+// CHECK: remark: dlc-cpu-sparse-tile: not the form of a sparse convolution; left to the scalar loops
+// CHECK-LABEL: func.func @strided
+// CHECK: linalg.generic
+#w = affine_map<(d0, d1, d2) -> (d0, d2)>
+#t = affine_map<(d0, d1, d2) -> (d0, d2 + 1)>
+#o = affine_map<(d0, d1, d2) -> (0, d0, d1)>
+func.func @strided(%x: memref<1x4x64xf32>, %w: memref<8x2xf32>, %t: memref<8x3xi32>, %out: memref<1x8x32xf32>) {
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction"]} ins(%w, %t : memref<8x2xf32>, memref<8x3xi32>) outs(%out : memref<1x8x32xf32>) attrs = {dlc.sparse_rows = 4 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %p = linalg.index 1 : index
+    %c2 = arith.constant 2 : index
+    %q = arith.muli %p, %c2 : index
+    %c = arith.index_cast %i : i32 to index
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0, %c, %q] : memref<1x4x64xf32>
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -1,0 +1,97 @@
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{force=true}))' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 max-ratio=0.5}))' | FileCheck %s --check-prefix=AUTO
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 output-cost=64 max-ratio=0.5}))' | FileCheck %s --check-prefix=MEMORY
+// RUN: not dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{rows=0}))' 2>&1 | FileCheck %s --check-prefix=ROWS
+// ROWS: error: dlc-sparse-contractions: rows must be >= 1
+
+// Eight filters over four input channels, two groups of four rows: the
+// first group has nonzeros in channels 1 and 3 only, the second in channel
+// 0 only. Each row lists its group's channels after their count, padded to
+// the longest list (two) with channel 0; the compressed filter holds each
+// row's weights at those channels (zero in the padding). Pixels are
+// collapsed; x is read at the listed channel. Kept pairs: 3 of 8, so the
+// model predicts 0.375 without memory traffic (under 0.5: sparse) and more
+// with it (dense).
+// CHECK-LABEL: func.func @pointwise
+// CHECK-DAG: %[[T:.*]] = arith.constant dense<{{\[}}[2, 1, 3], [2, 1, 3], [2, 1, 3], [2, 1, 3], [1, 0, 0], [1, 0, 0], [1, 0, 0], [1, 0, 0]]> : tensor<8x3xi32>
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [0.000000e+00, 3.000000e+00], [4.000000e+00, 0.000000e+00], [5.000000e+00, 6.000000e+00], [7.000000e+00, 0.000000e+00], [8.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00], [9.000000e+00, 0.000000e+00]]> : tensor<8x2xf32>
+// CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x4x3x5xf32> into tensor<1x4x15xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x8x15xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<1x8x15xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MW:.*]], #[[MT:.*]], #[[MO:.*]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[W]], %[[T]] : tensor<8x2xf32>, tensor<8x3xi32>) outs(%[[F]] : tensor<1x8x15xf32>)
+// CHECK-SAME: attrs = {dlc.sparse_pairs = array<i64: 3, 8>, dlc.sparse_rows = 4 : i64}
+// CHECK:   %[[N:.*]] = linalg.index 0 : index
+// CHECK:   %[[P:.*]] = linalg.index 3 : index
+// CHECK:   %[[C:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK:   tensor.extract %[[X]][%[[N]], %[[C]], %[[P]]] : tensor<1x4x15xf32>
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK: } -> tensor<1x8x15xf32>
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[S]] {{\[}}[0], [1], [2, 3]] output_shape [1, 8, 3, 5]
+// CHECK: return %[[R]]
+// AUTO-LABEL: func.func @pointwise
+// AUTO: dlc.sparse_rows = 4
+// MEMORY-LABEL: func.func @pointwise
+// MEMORY: linalg.conv_2d_nchw_fchw
+// MEMORY-NOT: dlc.sparse_rows
+func.func @pointwise(%x: tensor<1x4x3x5xf32>) -> tensor<1x8x3x5xf32> {
+  %w = arith.constant dense<[[[[0.0]], [[1.0]], [[0.0]], [[2.0]]],
+                             [[[0.0]], [[0.0]], [[0.0]], [[3.0]]],
+                             [[[0.0]], [[4.0]], [[0.0]], [[0.0]]],
+                             [[[0.0]], [[5.0]], [[0.0]], [[6.0]]],
+                             [[[7.0]], [[0.0]], [[0.0]], [[0.0]]],
+                             [[[8.0]], [[0.0]], [[0.0]], [[0.0]]],
+                             [[[0.0]], [[0.0]], [[0.0]], [[0.0]]],
+                             [[[9.0]], [[0.0]], [[0.0]], [[0.0]]]]> : tensor<8x4x1x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x3x5xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x3x5xf32>) -> tensor<1x8x3x5xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x3x5xf32>, tensor<8x4x1x1xf32>) outs(%init : tensor<1x8x3x5xf32>) -> tensor<1x8x3x5xf32>
+  return %y : tensor<1x8x3x5xf32>
+}
+
+// -----
+
+// A dense filter drops no pair: unchanged even with force. So are a 3x3
+// filter, a stride of 2 and output channels that are not whole groups.
+// CHECK-LABEL: func.func @not_sparse
+// CHECK-COUNT-4: linalg.conv_2d_nchw_fchw
+// CHECK-NOT: dlc.sparse_rows
+func.func @not_sparse(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>, tensor<1x6x6x6xf32>) {
+  %dense = arith.constant dense<1.0> : tensor<4x4x1x1xf32>
+  %w3 = arith.constant dense<[[[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]],
+                              [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]],
+                              [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]],
+                              [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]]]> : tensor<4x4x3x3xf32>
+  %sparse = arith.constant dense<[[[[1.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]]]> : tensor<4x4x1x1xf32>
+  %six = arith.constant dense<[[[[1.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]]]> : tensor<6x4x1x1xf32>
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x4x6x6xf32>
+  %i0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %y0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %dense : tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) outs(%i0 : tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %e1 = tensor.empty() : tensor<1x4x4x4xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %y1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w3 : tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) outs(%i1 : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x3x3xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %y2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %sparse : tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) outs(%i2 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %e3 = tensor.empty() : tensor<1x6x6x6xf32>
+  %i3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x6x6x6xf32>) -> tensor<1x6x6x6xf32>
+  %y3 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %six : tensor<1x4x6x6xf32>, tensor<6x4x1x1xf32>) outs(%i3 : tensor<1x6x6x6xf32>) -> tensor<1x6x6x6xf32>
+  return %y0, %y1, %y2, %y3 : tensor<1x4x6x6xf32>, tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>, tensor<1x6x6x6xf32>
+}
+
+// -----
+
+// An output that is not a fill (a residual accumulated into) is collapsed
+// and accumulated into as it is.
+// CHECK-LABEL: func.func @accumulate
+// CHECK: %[[I:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1], [2, 3]] : tensor<2x4x2x2xf32> into tensor<2x4x4xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[I]] : tensor<2x4x4xf32>)
+// CHECK: dlc.sparse_rows = 4
+func.func @accumulate(%x: tensor<2x4x2x2xf32>, %acc: tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32> {
+  %w = arith.constant dense<[[[[1.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[2.0]]]]> : tensor<4x4x1x1xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x4x2x2xf32>, tensor<4x4x1x1xf32>) outs(%acc : tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
+  return %y : tensor<2x4x2x2xf32>
+}
