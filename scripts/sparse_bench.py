@@ -4,7 +4,9 @@ sparsity cost model (TargetDescription::sparseStepCost, sparseOutputCost, sparse
 
 For 1x1 convolutions of typical shapes (input channels C, output channels
 F, pixels P; bias and Relu fused as in a CNN), pruned to 4x1 blocks at
-several densities with `dlc-compile --prune=block:4x1:D`, the script times
+several densities with `dlc-compile --prune=block:4x1:D` (or, with
+--products, matrix products x[M, K] * w[K, N] + bias pruned to blocks of
+--lanes columns: C = K, F = N), the script times
 the artifact compiled `--sparsity=off` against `--sparsity=force`
 (alternating rounds of `dlc-run --bench`, one thread), prints the ratios,
 and fits the model dlc-sparse-contractions uses:
@@ -19,6 +21,7 @@ narrow ones memory bound). The fit minimizes the squared error of log
 ratios over a grid. Put the three numbers in TargetDescription.cpp.
 
   python -m scripts.sparse_bench --build build [--rounds 3] [--quick]
+  python -m scripts.sparse_bench --build build --products [--lanes 16]
 """
 
 import argparse
@@ -45,6 +48,10 @@ SHAPES = [(16, 96, 112, 112), (24, 144, 56, 56), (144, 24, 56, 56),
           (576, 160, 7, 7), (960, 320, 7, 7), (64, 64, 56, 56),
           (256, 256, 14, 14)]
 DENSITIES = [0.1, 0.2, 0.4, 0.7]
+# (M, K, N): BERT's projections and feed-forward layers at 128 tokens, and
+# a decoder's at one and 8 tokens.
+PRODUCTS = [(128, 128, 128), (128, 128, 512), (128, 512, 128),
+            (128, 768, 768), (1, 512, 512), (8, 512, 2048)]
 
 
 def conv_model(c, f, h, w, seed):
@@ -65,10 +72,31 @@ def conv_model(c, f, h, w, seed):
     return model
 
 
-def kept_share(path, rows=4):
-    """The share of (row group, input channel) pairs with a nonzero."""
+def product_model(m, k, n, seed):
+    rng = np.random.default_rng(seed)
+    weight = (rng.standard_normal((k, n)) / math.sqrt(k)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32) * 0.1
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]),
+         helper.make_node("Add", ["y", "b"], ["z"])], "matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(weight, "w"),
+         numpy_helper.from_array(bias, "b")])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def kept_share(path, rows):
+    """The share of (output group, reduction element) pairs with a nonzero:
+    groups of `rows` filters of a convolution, or of `rows` columns of a
+    matrix product's [K, N] weight."""
     w = next(numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer
-             if len(t.dims) == 4)
+             if len(t.dims) in (2, 4))
+    if w.ndim == 2:
+        w = w.T
     f, c = w.shape[0], w.shape[1]
     groups = (w.reshape(f // rows, rows, c) != 0).any(axis=1)
     return groups.mean()
@@ -100,21 +128,41 @@ def main():
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--quick", action="store_true",
                     help="four shapes, two densities")
+    ap.add_argument("--products", action="store_true",
+                    help="matrix products (MatMul + bias) instead of 1x1 "
+                    "convolutions, pruned to blocks of --lanes columns")
+    ap.add_argument("--lanes", type=int, default=16,
+                    help="the CPU's f32 lanes (the column groups of matrix "
+                    "products: 16 with AVX-512, 8 with AVX2, 4 on NEON)")
     args = ap.parse_args()
     compiler = os.path.join(args.build, "bin", "dlc-compile")
     runner = os.path.join(args.build, "bin", "dlc-run")
-    shapes = SHAPES[::3] if args.quick else SHAPES
+    if args.products:
+        shapes = PRODUCTS[::3] if args.quick else PRODUCTS
+        group = args.lanes
+        print("| M | K (C) | N (F) | --prune | pairs kept | sparse / dense "
+              "(median of rounds, range) |")
+    else:
+        shapes = SHAPES[::3] if args.quick else SHAPES
+        group = 4
+        print("| C | F | pixels | --prune | pairs kept | sparse / dense "
+              "(median of rounds, range) |")
     densities = [0.2, 0.4] if args.quick else DENSITIES
     rows = []
-    print("| C | F | pixels | --prune | pairs kept | sparse / dense "
-          "(median of rounds, range) |")
     print("|---:|---:|---:|---|---:|---:|")
     with tempfile.TemporaryDirectory() as work:
-        for (c, f, h, w), d in itertools.product(shapes, densities):
+        for shape, d in itertools.product(shapes, densities):
             dense = os.path.join(work, "dense.onnx")
-            onnx.save(conv_model(c, f, h, w, seed=c * 1000 + f), dense)
+            if args.products:
+                m, c, f = shape
+                onnx.save(product_model(m, c, f, seed=c * 1000 + f), dense)
+                first = m
+            else:
+                c, f, h, w = shape
+                onnx.save(conv_model(c, f, h, w, seed=c * 1000 + f), dense)
+                first = c
             pruned = os.path.join(work, "pruned.onnx")
-            spec = "block:4x1:%g" % d
+            spec = "block:%dx1:%g" % (group, d)
             subprocess.run([compiler, dense, "--prune=" + spec, "--emit=onnx",
                             "-o", pruned], check=True, capture_output=True)
             arts = []
@@ -127,11 +175,13 @@ def main():
             for _ in range(args.rounds):
                 t = [bench(runner, a, args.runs, 1)[0] for a in arts]
                 ratios.append(t[1] / t[0])
-            s = kept_share(pruned)
+            s = kept_share(pruned, group)
             r = statistics.median(ratios)
             rows.append((c, f, s, r))
+            third = f if args.products else h * w
+            second = c if args.products else f
             print("| %d | %d | %d | %s | %.2f | %.2f (%.2f-%.2f) |" % (
-                c, f, h * w, spec, s, r, min(ratios), max(ratios)))
+                first, second, third, spec, s, r, min(ratios), max(ratios)))
             sys.stdout.flush()
     err, model = fit(rows)
     print()

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelAnalysis.h"
 #include "TileEpilogue.h"
 
 #include "dlc/Codegen/Passes.h"
@@ -128,14 +129,14 @@ bool isMultipleOf(Value v, int64_t m) {
   return false;
 }
 
-/// Whether the rows of `weights`, a workgroup's slice of the compressed
-/// filter or the whole of it, start at a multiple of `rows`.
-bool rowsStartAligned(Value weights, int64_t rows) {
+/// Whether dim `dim` of `weights`, a workgroup's slice of a compressed
+/// weight or the whole of it, starts at a multiple of `rows`.
+bool startsAligned(Value weights, int64_t rows, unsigned dim) {
   auto subview = weights.getDefiningOp<memref::SubViewOp>();
   if (!subview)
     return isa<BlockArgument>(weights) ||
            weights.getDefiningOp<memref::GetGlobalOp>();
-  OpFoldResult offset = subview.getMixedOffsets()[0];
+  OpFoldResult offset = subview.getMixedOffsets()[dim];
   if (std::optional<int64_t> c = getConstantIntValue(offset))
     return *c % rows == 0;
   return isMultipleOf(cast<Value>(offset), rows);
@@ -150,15 +151,21 @@ bool unitInnerStride(Value memref) {
          strides.back() == 1;
 }
 
-/// A sparse convolution's op, its loops' roles and the load of `x`.
+/// A sparse convolution's or matrix product's op, its loops' roles and the
+/// load of `x`.
 struct SparseOp {
   linalg::GenericOp op;
-  int64_t rows = 1;
-  unsigned f = 0, j = 0, p = 0;
-  Value weights, table, out; ///< memrefs
-  memref::LoadOp load;       ///< of x, in the body
-  Value channelCast;         ///< the table entry as an index, in the body
-  unsigned channelIndex = 0; ///< which of the load's indices it is
+  int64_t rows = 1; ///< the group: outputs that share a table row
+  /// Matrix products: the table's groups are the output's columns (the
+  /// vectors), `w` is read along them and `x` a scalar per row `m`.
+  /// Convolutions: the groups are rows `f` (scalar weights), `x` is read
+  /// along the pixels `p`.
+  bool columns = false;
+  unsigned f = 0, j = 0, p = 0; ///< group loop, reduction, vector loop
+  std::optional<unsigned> m;    ///< columns: the row loop, if any
+  Value weights, table, out;    ///< memrefs
+  memref::LoadOp load;          ///< of x, in the body
+  Value channelCast;            ///< the table entry as an index, in the body
 };
 
 std::optional<SparseOp> match(linalg::GenericOp op) {
@@ -182,29 +189,42 @@ std::optional<SparseOp> match(linalg::GenericOp op) {
   AffineMap wMap = op.getIndexingMapsArray()[0];
   AffineMap tMap = op.getIndexingMapsArray()[1];
   AffineMap oMap = op.getIndexingMapsArray()[2];
-  if (wMap.getNumResults() != 2)
+  if (tMap.getNumResults() != 2 || oMap.getNumResults() == 0)
     return std::nullopt;
-  auto fExpr = dyn_cast<AffineDimExpr>(wMap.getResult(0));
+  // The table is [group loop, j + 1]; w is [f, j] (rows) or [g, j, l]
+  // (columns: l the vectors' loop).
+  auto gExpr = dyn_cast<AffineDimExpr>(tMap.getResult(0));
+  s.columns = wMap.getNumResults() == 3;
+  if (!gExpr || (wMap.getNumResults() != 2 && !s.columns) ||
+      wMap.getResult(0) != gExpr)
+    return std::nullopt;
+  s.f = gExpr.getPosition();
   auto jExpr = dyn_cast<AffineDimExpr>(wMap.getResult(1));
-  if (!fExpr || !jExpr || tMap.getNumResults() != 2 ||
-      tMap.getResult(0) != fExpr ||
-      tMap.getResult(1) != jExpr + getAffineConstantExpr(1, ctx))
+  if (!jExpr || tMap.getResult(1) != jExpr + getAffineConstantExpr(1, ctx))
     return std::nullopt;
-  s.f = fExpr.getPosition();
   s.j = jExpr.getPosition();
   if (op.getIteratorTypesArray()[s.j] != utils::IteratorType::reduction)
     return std::nullopt;
-  // The output: plain dims (f, p last) and constants.
-  if (oMap.getNumResults() == 0)
-    return std::nullopt;
+  // The output: plain dims (the vectors' loop last) and constants.
   auto pExpr = dyn_cast<AffineDimExpr>(oMap.getResults().back());
   if (!pExpr || pExpr.getPosition() == s.f || !oMap.isFunctionOfDim(s.f) ||
-      !unitInnerStride(s.out))
+      !unitInnerStride(s.out) || (s.columns && wMap.getResult(2) != pExpr))
     return std::nullopt;
   s.p = pExpr.getPosition();
   for (AffineExpr e : oMap.getResults())
     if (!isa<AffineDimExpr, AffineConstantExpr>(e))
       return std::nullopt;
+  if (s.columns) {
+    // w along the vectors; the row loop is the output's dim before the
+    // groups.
+    if (!unitInnerStride(s.weights) || oMap.getNumResults() < 2 ||
+        oMap.getResult(oMap.getNumResults() - 2) != gExpr)
+      return std::nullopt;
+    if (oMap.getNumResults() >= 3)
+      if (auto mExpr =
+              dyn_cast<AffineDimExpr>(oMap.getResult(oMap.getNumResults() - 3)))
+        s.m = mExpr.getPosition();
+  }
   // The body: out + x * w (either order of each).
   Block &body = *op.getBlock();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -224,24 +244,25 @@ std::optional<SparseOp> match(linalg::GenericOp op) {
   s.load = loaded ? loaded.getDefiningOp<memref::LoadOp>() : nullptr;
   if (!s.load || s.load->getBlock() != &body ||
       s.load.getMemRef().getParentBlock() == &body ||
-      !unitInnerStride(s.load.getMemRef()) || !loaded.getType().isF32())
+      !loaded.getType().isF32() ||
+      (!s.columns && !unitInnerStride(s.load.getMemRef())))
     return std::nullopt;
-  // x's indices: one is the table entry, the last walks p at unit stride,
-  // none other moves with f, j or p.
+  // x's indices: one is the table entry; none other moves with the group
+  // loop or j; with rows, the last walks p at unit stride (the others stay
+  // as p moves); with columns, nothing moves with the columns.
   bool channelFound = false;
   unsigned rank = s.load.getIndices().size();
   for (auto [i, index] : llvm::enumerate(s.load.getIndices())) {
     auto cast = index.getDefiningOp<arith::IndexCastOp>();
     if (cast && cast.getIn() == body.getArgument(1) && !channelFound &&
-        i + 1 < rank) {
+        (s.columns || i + 1 < rank)) {
       channelFound = true;
       s.channelCast = index;
-      s.channelIndex = i;
       continue;
     }
     for (unsigned d : {s.f, s.j, s.p}) {
       std::optional<int64_t> c = loopCoefficient(index, d, body);
-      int64_t expected = (i + 1 == rank && d == s.p) ? 1 : 0;
+      int64_t expected = (!s.columns && i + 1 == rank && d == s.p) ? 1 : 0;
       if (!c || *c != expected)
         return std::nullopt;
     }
@@ -277,6 +298,190 @@ struct CPUSparseTilePass
     return clone->getResult(cast<OpResult>(v).getResultNumber());
   }
 
+  /// Matrix products: blocks of rows x one vector of a column group, the
+  /// group's list of kept reduction indices walked once per block: each
+  /// step loads the compressed weight's vector and broadcasts x for each
+  /// row. False when the columns do not fall in whole groups of vectors.
+  bool emitColumns(SparseOp s) {
+    linalg::GenericOp op = s.op;
+    Location loc = op.getLoc();
+    int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
+    std::optional<SmallVector<int64_t>> ranges =
+        dlc::codegen::loopRanges(cast<linalg::LinalgOp>(op.getOperation()));
+    // Whole groups of whole vectors.
+    if (!ranges ||
+        llvm::any_of(*ranges,
+                     [](int64_t r) { return ShapedType::isDynamic(r); }) ||
+        (*ranges)[s.p] != s.rows || s.rows % lanes != 0)
+      return false;
+    int64_t vectors = s.rows / lanes;
+    dlc::codegen::Surroundings around = dlc::codegen::surroundingsOf(op);
+    if (around.fill && !around.fillValue.getType().isF32())
+      around.fill = nullptr;
+    IRRewriter b(op.getContext());
+    b.setInsertionPoint(around.epilogue ? around.epilogue.getOperation()
+                                        : op.getOperation());
+    Block &body = *op.getBlock();
+    auto vecType = VectorType::get({lanes}, b.getF32Type());
+    auto idx = [&](int64_t c) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, c);
+    };
+    auto loopTo = [&](int64_t lb, int64_t ub, int64_t step) {
+      auto loop = scf::ForOp::create(b, loc, idx(lb), idx(ub), idx(step));
+      b.setInsertionPointToStart(loop.getBody());
+      return loop.getInductionVar();
+    };
+    SmallVector<Value> loops(op.getNumLoops(), idx(0));
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      if (d != s.f && d != s.j && d != s.p && (!s.m || d != *s.m))
+        loops[d] = loopTo(0, (*ranges)[d], 1);
+    // Groups outer: a group's compressed weights stay in cache for all
+    // row blocks.
+    Value group = loopTo(0, (*ranges)[s.f], 1);
+    Value count = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, s.table, ValueRange{group, idx(0)}));
+    int64_t rowsTotal = s.m ? (*ranges)[*s.m] : 1;
+    // Accumulators for all but a few registers (the weight vectors, x).
+    int64_t perBlock = std::max<int64_t>(
+        1,
+        std::min<int64_t>(vectorRegisters - vectorRegisters / 4, 24) / vectors);
+    AffineMap outMap = op.getIndexingMapsArray()[2];
+    auto block = [&](Value row0, int64_t n) {
+      SmallVector<Value> rowValues;
+      for (int64_t r = 0; r < n; ++r)
+        rowValues.push_back(
+            r ? arith::AddIOp::create(b, loc, row0, idx(r)).getResult() : row0);
+      auto outIndices = [&](int64_t r, int64_t v) {
+        SmallVector<Value> at(loops);
+        at[s.f] = group;
+        at[s.p] = idx(v * lanes);
+        if (s.m)
+          at[*s.m] = rowValues[r];
+        return dlc::codegen::indicesAt(b, loc, outMap, at);
+      };
+      int64_t tile = n * vectors; // accumulators per step
+      // Fewer than 4 rows would chain each accumulator's fused
+      // multiply-adds one after the other (a matrix-vector product's one
+      // row): `unroll` steps at a time go to as many accumulators each,
+      // summed at the end.
+      int64_t unroll = std::max<int64_t>(1, 4 / tile);
+      Value zeroVec = arith::ConstantOp::create(b, loc, b.getZeroAttr(vecType));
+      SmallVector<Value> acc;
+      for (int64_t u = 0; u < unroll; ++u)
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t v = 0; v < vectors; ++v) {
+            if (u) {
+              acc.push_back(zeroVec);
+              continue;
+            }
+            acc.push_back(around.fill
+                              ? vector::BroadcastOp::create(b, loc, vecType,
+                                                            around.fillValue)
+                                    .getResult()
+                              : vector::LoadOp::create(b, loc, vecType, s.out,
+                                                       outIndices(r, v))
+                                    .getResult());
+          }
+      // One step of the kept list into accumulators `first`...
+      auto step = [&](Value j, ValueRange first) {
+        Value entry = memref::LoadOp::create(
+            b, loc, s.table,
+            ValueRange{group, arith::AddIOp::create(b, loc, j, idx(1))});
+        Value reduced =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), entry);
+        SmallVector<Value> w;
+        for (int64_t v = 0; v < vectors; ++v)
+          w.push_back(
+              vector::LoadOp::create(b, loc, vecType, s.weights,
+                                     ValueRange{group, j, idx(v * lanes)}));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < n; ++r) {
+          IRMapping map;
+          map.map(s.channelCast, reduced);
+          SmallVector<Value> at(loops);
+          at[s.f] = group;
+          at[s.j] = j;
+          at[s.p] = idx(0);
+          if (s.m)
+            at[*s.m] = rowValues[r];
+          SmallVector<Value> indices;
+          for (Value index : s.load.getIndices())
+            indices.push_back(materialize(b, index, body, at, map));
+          Value x = memref::LoadOp::create(b, loc, s.load.getMemRef(), indices);
+          Value wide = vector::BroadcastOp::create(b, loc, vecType, x);
+          for (int64_t v = 0; v < vectors; ++v)
+            next.push_back(vector::FMAOp::create(b, loc, wide, w[v],
+                                                 first[r * vectors + v]));
+        }
+        return next;
+      };
+      SmallVector<Value> sums(acc.begin(), acc.begin() + tile);
+      if (unroll > 1) {
+        // Whole groups of `unroll` steps, each into its own accumulators.
+        Value whole = arith::SubIOp::create(
+            b, loc, count, arith::RemUIOp::create(b, loc, count, idx(unroll)));
+        auto groups =
+            scf::ForOp::create(b, loc, idx(0), whole, idx(unroll), acc);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(groups.getBody());
+          SmallVector<Value> next;
+          for (int64_t u = 0; u < unroll; ++u) {
+            Value j = u ? arith::AddIOp::create(
+                              b, loc, groups.getInductionVar(), idx(u))
+                              .getResult()
+                        : groups.getInductionVar();
+            next.append(
+                step(j, groups.getRegionIterArgs().slice(u * tile, tile)));
+          }
+          scf::YieldOp::create(b, loc, next);
+        }
+        for (int64_t i = 0; i < tile; ++i) {
+          Value total = groups.getResult(i);
+          for (int64_t u = 1; u < unroll; ++u)
+            total = arith::AddFOp::create(b, loc, total,
+                                          groups.getResult(u * tile + i));
+          sums[i] = total;
+        }
+        auto rest = scf::ForOp::create(b, loc, whole, count, idx(1), sums);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(rest.getBody());
+        scf::YieldOp::create(
+            b, loc, step(rest.getInductionVar(), rest.getRegionIterArgs()));
+        sums.assign(rest.getResults().begin(), rest.getResults().end());
+      } else {
+        auto steps = scf::ForOp::create(b, loc, idx(0), count, idx(1), acc);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(steps.getBody());
+        scf::YieldOp::create(
+            b, loc, step(steps.getInductionVar(), steps.getRegionIterArgs()));
+        sums.assign(steps.getResults().begin(), steps.getResults().end());
+      }
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t v = 0; v < vectors; ++v) {
+          SmallVector<Value> indices = outIndices(r, v);
+          Value sum = sums[r * vectors + v];
+          if (around.epilogue)
+            dlc::codegen::storeThroughEpilogue(b, loc, around, s.out, lanes,
+                                               sum, indices, Value());
+          else
+            vector::StoreOp::create(b, loc, sum, s.out, indices);
+        }
+    };
+    int64_t full = rowsTotal - rowsTotal % perBlock;
+    if (full > 0) {
+      OpBuilder::InsertionGuard guard(b);
+      block(loopTo(0, full, perBlock), perBlock);
+    }
+    if (rowsTotal > full)
+      block(idx(full), rowsTotal - full);
+    b.eraseOp(op);
+    dlc::codegen::eraseSurroundings(b, around, /*keepTemporary=*/false);
+    ++numTiled;
+    return true;
+  }
+
   void emit(SparseOp s) {
     linalg::GenericOp op = s.op;
     Location loc = op.getLoc();
@@ -307,7 +512,7 @@ struct CPUSparseTilePass
     // Whole aligned row groups share a table row; anything else goes row
     // by row, each with its own (equal) copy of its group's list.
     int64_t rows = (fStatic && *fStatic % s.rows == 0 &&
-                    rowsStartAligned(s.weights, s.rows))
+                    startsAligned(s.weights, s.rows, 0))
                        ? s.rows
                        : 1;
     // rows x vectors accumulators, `vectors` loads of x, one broadcast.
@@ -485,8 +690,14 @@ struct CPUSparseTilePass
         op.emitRemark("dlc-cpu-sparse-tile: not the form of a sparse "
                       "convolution; left to the scalar loops");
     });
-    for (SparseOp &s : work)
-      emit(s);
+    for (SparseOp &s : work) {
+      if (!s.columns)
+        emit(s);
+      else if (!emitColumns(s))
+        s.op.emitRemark("dlc-cpu-sparse-tile: a workgroup's columns are not "
+                        "whole groups of whole vectors; left to the scalar "
+                        "loops");
+    }
   }
 };
 

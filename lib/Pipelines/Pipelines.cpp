@@ -54,6 +54,7 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
     if (sparsity != SparsityMode::Off && target->sparseStepCost > 0) {
       SparseContractionsOptions sparse;
       sparse.force = sparsity == SparsityMode::Force;
+      sparse.columns = std::max<int64_t>(target->vectorBits / 32, 4);
       sparse.stepCost = target->sparseStepCost;
       sparse.outputCost = target->sparseOutputCost;
       sparse.inputCost = target->sparseInputCost;

@@ -256,11 +256,10 @@ std::vector<dlc::SparseKernel> dlc::findSparseKernels(ModuleOp module) {
 void dlc::printSparseKernels(const std::vector<SparseKernel> &kernels,
                              StringRef mode, llvm::raw_ostream &os) {
   os << "sparse kernels:  " << kernels.size()
-     << " convolutions read only their kept input channels (--sparsity=" << mode
-     << ")\n";
+     << " layers read only their kept inputs (--sparsity=" << mode << ")\n";
   for (const SparseKernel &k : kernels)
-    os << "sparse " << (k.layer.empty() ? "(unnamed)" : k.layer) << ": "
-       << k.rows << "-row groups keep "
+    os << "sparse " << (k.layer.empty() ? "(unnamed)" : k.layer)
+       << ": groups of " << k.rows << " outputs keep "
        << llvm::format("%.1f", percent(k.kept, k.pairs))
-       << "% of (group, input channel) pairs\n";
+       << "% of (group, input) pairs\n";
 }

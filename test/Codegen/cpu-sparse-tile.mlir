@@ -143,3 +143,70 @@ func.func @strided(%x: memref<1x4x64xf32>, %w: memref<8x2xf32>, %t: memref<8x3xi
   }
   return
 }
+
+// -----
+
+// A matrix product's form: groups of 8 columns (one 8-lane vector), the
+// row loop m: 3 rows in a block. Each step reads the group's next kept
+// reduction index from the table, loads the group's compressed weights at
+// that step (one vector, contiguous) and broadcasts x at each row.
+// With 16 lanes the group is half a vector: left to the scalar loops.
+// CHECK-LABEL: func.func @columns
+// CHECK: scf.for %[[G:[a-z0-9_]+]] = %c0{{.*}} to %c2{{.*}} step %c1
+// CHECK:   %[[CNT:.*]] = memref.load %arg2[%[[G]], %c0{{.*}}] : memref<2x3xi32>
+// CHECK:   %[[K:.*]] = arith.index_cast %[[CNT]] : i32 to index
+// CHECK-COUNT-3: vector.load %arg3
+// CHECK:   %[[ACC:.*]]:3 = scf.for %[[J:[a-z0-9_]+]] = %c0{{.*}} to %[[K]] step %c1{{.*}} iter_args
+// CHECK:     vector.load %arg1[%[[G]], %[[J]], %c0{{.*}}] : memref<2x2x8xf32>, vector<8xf32>
+// CHECK:     memref.load %arg0[%{{.*}}, %{{.*}}] : memref<3x4xf32>
+// CHECK:     vector.broadcast
+// CHECK:     vector.fma
+// CHECK-COUNT-2: vector.fma
+// CHECK:   vector.store %[[ACC]]#0, %arg3
+// AVX512: remark: dlc-cpu-sparse-tile: a workgroup's columns are not whole groups of whole vectors; left to the scalar loops
+// AVX512-LABEL: func.func @columns
+// AVX512: linalg.generic
+#w = affine_map<(d0, d1, d2, d3) -> (d1, d3, d2)>
+#t = affine_map<(d0, d1, d2, d3) -> (d1, d3 + 1)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @columns(%x: memref<3x4xf32>, %w: memref<2x2x8xf32>, %t: memref<2x3xi32>, %out: memref<3x2x8xf32>) {
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w, %t : memref<2x2x8xf32>, memref<2x3xi32>) outs(%out : memref<3x2x8xf32>) attrs = {dlc.sparse_rows = 8 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %m = linalg.index 0 : index
+    %k = arith.index_cast %i : i32 to index
+    %v = memref.load %x[%m, %k] : memref<3x4xf32>
+    %p = arith.mulf %v, %a : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// One row (a matrix-vector product): its fused multiply-adds would chain
+// on one accumulator, so steps go 4 at a time into 4 accumulators, summed
+// after; the steps left over follow one by one.
+// CHECK-LABEL: func.func @one_row
+// CHECK: %[[ALL:.*]]:4 = scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c4{{.*}} iter_args
+// CHECK-COUNT-4: vector.fma
+// CHECK: %[[S1:.*]] = arith.addf %[[ALL]]#0, %[[ALL]]#1
+// CHECK: %[[S2:.*]] = arith.addf %[[S1]], %[[ALL]]#2
+// CHECK: %[[S3:.*]] = arith.addf %[[S2]], %[[ALL]]#3
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[S3]])
+// CHECK:   vector.fma
+#w = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#t = affine_map<(d0, d1, d2) -> (d0, d2 + 1)>
+#o = affine_map<(d0, d1, d2) -> (0, d0, d1)>
+func.func @one_row(%x: memref<1x4xf32>, %w: memref<2x2x8xf32>, %t: memref<2x3xi32>, %out: memref<1x2x8xf32>) {
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction"]} ins(%w, %t : memref<2x2x8xf32>, memref<2x3xi32>) outs(%out : memref<1x2x8xf32>) attrs = {dlc.sparse_rows = 8 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %c0 = arith.constant 0 : index
+    %k = arith.index_cast %i : i32 to index
+    %v = memref.load %x[%c0, %k] : memref<1x4xf32>
+    %p = arith.mulf %v, %a : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -48,16 +48,17 @@ std::vector<WeightSparsity> analyzeWeightSparsity(mlir::ModuleOp module);
 void printWeightSparsity(const std::vector<WeightSparsity> &layers,
                          llvm::raw_ostream &os);
 
-/// A convolution that dlc-sparse-contractions made sparse.
+/// A convolution or matrix product that dlc-sparse-contractions made
+/// sparse.
 struct SparseKernel {
   std::string layer; ///< the ONNX node (location name)
-  int64_t rows = 0;  ///< output channels per group
-  /// (group, input channel) pairs kept, of all of them.
+  int64_t rows = 0;  ///< outputs per group (channels, or columns)
+  /// (group, input channel or reduction index) pairs kept, of all of them.
   int64_t kept = 0, pairs = 0;
 };
 
-/// The sparse convolutions of `module` after dispatch formation, in
-/// program order.
+/// The sparse convolutions and matrix products of `module` after dispatch
+/// formation, in program order.
 std::vector<SparseKernel> findSparseKernels(mlir::ModuleOp module);
 
 /// What --stats prints of them: a summary line, then one per layer.

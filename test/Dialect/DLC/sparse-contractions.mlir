@@ -1,8 +1,8 @@
-// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{force=true}))' | FileCheck %s
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{force=true columns=4}))' | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 max-ratio=0.5}))' | FileCheck %s --check-prefix=AUTO
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 output-cost=64 max-ratio=0.5}))' | FileCheck %s --check-prefix=MEMORY
 // RUN: not dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{rows=0}))' 2>&1 | FileCheck %s --check-prefix=ROWS
-// ROWS: error: dlc-sparse-contractions: rows must be >= 1
+// ROWS: error: dlc-sparse-contractions: rows and columns must be >= 1
 
 // Eight filters over four input channels, two groups of four rows: the
 // first group has nonzeros in channels 1 and 3 only, the second in channel
@@ -94,4 +94,63 @@ func.func @accumulate(%x: tensor<2x4x2x2xf32>, %acc: tensor<2x4x2x2xf32>) -> ten
   %w = arith.constant dense<[[[[1.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]], [[2.0]]]]> : tensor<4x4x1x1xf32>
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x4x2x2xf32>, tensor<4x4x1x1xf32>) outs(%acc : tensor<2x4x2x2xf32>) -> tensor<2x4x2x2xf32>
   return %y : tensor<2x4x2x2xf32>
+}
+
+// -----
+
+// A matrix product x[3, 4] * w[4, 8] in groups of 4 columns: columns 0-3
+// use reduction rows 1 and 3, columns 4-7 rows 0 and 3 (row 2 is zero).
+// The output is seen as [3, 2 groups, 4 columns]; each group's weights at
+// its kept rows are compressed to [2, 4] (contiguous), its table row holds
+// the count and the rows; x is read at the row and the table entry.
+// CHECK-LABEL: func.func @product
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[\[\[}}1.000000e+00, 0.000000e+00, 2.000000e+00, 0.000000e+00], [0.000000e+00, 3.000000e+00, 0.000000e+00, 4.000000e+00]], {{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 5.000000e+00]]]> : tensor<2x2x4xf32>
+// CHECK-DAG: %[[T:.*]] = arith.constant dense<{{\[}}[2, 1, 3], [2, 0, 3]]> : tensor<2x3xi32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x2x4xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MW:.*]], #[[MT:.*]], #[[MO:.*]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[T]] : tensor<2x2x4xf32>, tensor<2x3xi32>) outs(%[[F]] : tensor<3x2x4xf32>)
+// CHECK-SAME: attrs = {dlc.sparse_pairs = array<i64: 4, 8>, dlc.sparse_rows = 4 : i64}
+// CHECK:   %[[M:.*]] = linalg.index 0 : index
+// CHECK:   %[[K:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK:   tensor.extract %arg0[%[[M]], %[[K]]] : tensor<3x4xf32>
+// CHECK: %[[R:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0], [1, 2]] : tensor<3x2x4xf32> into tensor<3x8xf32>
+// CHECK: return %[[R]]
+func.func @product(%x: tensor<3x4xf32>) -> tensor<3x8xf32> {
+  %w = arith.constant dense<[[0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0],
+                             [1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                             [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                             [0.0, 3.0, 0.0, 4.0, 0.0, 0.0, 0.0, 5.0]]> : tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<3x8xf32>) -> tensor<3x8xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<3x4xf32>, tensor<4x8xf32>) outs(%init : tensor<3x8xf32>) -> tensor<3x8xf32>
+  return %y : tensor<3x8xf32>
+}
+
+// -----
+
+// Gemm with transB: the same weight stored [N, K] gives the same groups.
+// Columns that are not whole groups (6 of 4) stay dense.
+// CHECK-LABEL: func.func @product_transposed
+// CHECK: arith.constant dense<{{\[}}[2, 1, 3], [2, 0, 3]]> : tensor<2x3xi32>
+// CHECK: dlc.sparse_rows = 4
+// CHECK-LABEL: func.func @product_partial_group
+// CHECK: linalg.matmul
+// CHECK-NOT: dlc.sparse_rows
+func.func @product_transposed(%x: tensor<3x4xf32>) -> tensor<3x8xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 3.0], [0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, 4.0],
+                             [1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0], [4.0, 0.0, 0.0, 5.0]]> : tensor<8x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<3x8xf32>) -> tensor<3x8xf32>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : tensor<3x4xf32>, tensor<8x4xf32>) outs(%init : tensor<3x8xf32>) -> tensor<3x8xf32>
+  return %y : tensor<3x8xf32>
+}
+
+func.func @product_partial_group(%x: tensor<3x4xf32>) -> tensor<3x6xf32> {
+  %w = arith.constant dense<[[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0, 2.0]]> : tensor<4x6xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x6xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<3x6xf32>) -> tensor<3x6xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<3x4xf32>, tensor<4x6xf32>) outs(%init : tensor<3x6xf32>) -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
 }

@@ -36,7 +36,8 @@ using namespace mlir;
 namespace {
 
 /// The kept input channels of each group of `rows` filters of a [F, C]
-/// filter (row-major), in increasing order.
+/// filter (row-major), in increasing order (or, for a matrix product's
+/// [N, K] weight, the kept reduction indices of each group of columns).
 std::vector<std::vector<int32_t>>
 keptChannels(const std::vector<float> &w, int64_t f, int64_t c, int64_t rows) {
   std::vector<std::vector<int32_t>> kept(f / rows);
@@ -159,10 +160,177 @@ struct SparseContractionsPass
     ++numSparse;
   }
 
+  /// Whether the cost model (or force) makes a layer of `outputs` x
+  /// `reduction` weights sparse, with groups of `group` outputs keeping
+  /// `kept` lists.
+  bool worthIt(const std::vector<std::vector<int32_t>> &kept, int64_t outputs,
+               int64_t reduction, int64_t group) const {
+    int64_t pairs = 0;
+    for (const std::vector<int32_t> &k : kept)
+      pairs += k.size();
+    int64_t all = outputs / group * reduction;
+    if (force)
+      return pairs < all;
+    double share = static_cast<double>(pairs) / static_cast<double>(all);
+    double products = static_cast<double>(outputs) * reduction;
+    double moved = outputCost * static_cast<double>(outputs) +
+                   inputCost * static_cast<double>(reduction);
+    return (stepCost * share * products + moved) / (products + moved) <
+           maxRatio;
+  }
+
+  /// A matrix product x[M, K] * w with a constant w ([K, N], or [N, K]
+  /// read transposed: Gemm with transB) whose columns come in groups of
+  /// `columns`: the roles of its operands, or nothing.
+  struct Product {
+    linalg::LinalgOp op;
+    bool transposed = false; ///< w is [N, K]
+    int64_t m = 0, n = 0, k = 0;
+  };
+  std::optional<Product> matchProduct(linalg::LinalgOp op) const {
+    if (!isa<linalg::MatmulOp>(op) || !op.hasPureTensorSemantics() ||
+        op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+      return std::nullopt;
+    auto x = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+    auto w = dyn_cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+    auto out = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
+    if (!x || !w || !out || !x.hasStaticShape() || !w.hasStaticShape() ||
+        !out.hasStaticShape() || !x.getElementType().isF32() ||
+        !w.getElementType().isF32() || !out.getElementType().isF32())
+      return std::nullopt;
+    // Loops (m, n, k): x must be (m, k); w (k, n) or (n, k).
+    MLIRContext *ctx = op.getContext();
+    AffineExpr m, n, k;
+    bindDims(ctx, m, n, k);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (maps[0] != AffineMap::get(3, 0, {m, k}, ctx) ||
+        maps[2] != AffineMap::get(3, 0, {m, n}, ctx))
+      return std::nullopt;
+    Product p;
+    p.op = op;
+    if (maps[1] == AffineMap::get(3, 0, {n, k}, ctx))
+      p.transposed = true;
+    else if (maps[1] != AffineMap::get(3, 0, {k, n}, ctx))
+      return std::nullopt;
+    p.m = out.getDimSize(0);
+    p.n = out.getDimSize(1);
+    p.k = x.getDimSize(1);
+    if (p.n % columns != 0)
+      return std::nullopt;
+    return p;
+  }
+
+  /// out[m, g, l] += x[m, idx[g, j + 1]] * w[g, j, l] on the output seen
+  /// as [M, N / columns, columns]: each group g of `columns` output columns
+  /// (the kernel's vectors) with its count and kept reduction indices in
+  /// the table, its compressed weights [J, columns] contiguous.
+  void rewriteProduct(const Product &p, const std::vector<float> &wNK,
+                      const std::vector<std::vector<int32_t>> &kept,
+                      StringRef key) {
+    linalg::LinalgOp op = p.op;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    int64_t groups = p.n / columns;
+    int64_t longest = 1;
+    for (const std::vector<int32_t> &k : kept)
+      longest = std::max<int64_t>(longest, k.size());
+    std::vector<float> compressed(groups * longest * columns, 0.0f);
+    std::vector<int32_t> table(groups * (longest + 1), 0);
+    for (int64_t g = 0; g < groups; ++g) {
+      const std::vector<int32_t> &k = kept[g];
+      table[g * (longest + 1)] = static_cast<int32_t>(k.size());
+      for (auto [j, r] : llvm::enumerate(k)) {
+        table[g * (longest + 1) + 1 + j] = r;
+        for (int64_t l = 0; l < columns; ++l)
+          compressed[(g * longest + j) * columns + l] =
+              wNK[(g * columns + l) * p.k + r];
+      }
+    }
+    Type f32 = b.getF32Type();
+    Value weights = dlc::createF32Constant(
+        b, loc, RankedTensorType::get({groups, longest, columns}, f32),
+        compressed, key, ".sparse");
+    auto tableType =
+        RankedTensorType::get({groups, longest + 1}, b.getI32Type());
+    Value indices = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
+    Value x = op.getDpsInputs()[0];
+    auto outType = cast<RankedTensorType>(op.getDpsInits()[0].getType());
+    auto initType = RankedTensorType::get({p.m, groups, columns}, f32);
+    SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+    Value init;
+    if (auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+      init = linalg::FillOp::create(
+                 b, loc, fill.getInputs()[0],
+                 tensor::EmptyOp::create(b, loc, initType.getShape(), f32)
+                     .getResult())
+                 .getResult(0);
+    else
+      init = tensor::ExpandShapeOp::create(b, loc, initType,
+                                           op.getDpsInits()[0], split);
+    MLIRContext *ctx = b.getContext();
+    AffineExpr dm, dg, dl, dj;
+    bindDims(ctx, dm, dg, dl, dj);
+    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {dg, dj, dl}, ctx),
+                                   AffineMap::get(4, 0, {dg, dj + 1}, ctx),
+                                   AffineMap::get(4, 0, {dm, dg, dl}, ctx)};
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::parallel, utils::IteratorType::reduction};
+    auto fastmath =
+        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{initType}, ValueRange{weights, indices},
+        ValueRange{init}, maps, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value row = linalg::IndexOp::create(nb, l, 0);
+          Value r =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
+          Value in = tensor::ExtractOp::create(nb, l, x, ValueRange{row, r});
+          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
+          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
+          linalg::YieldOp::create(nb, l, sum);
+        });
+    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(columns));
+    int64_t pairs = 0;
+    for (const std::vector<int32_t> &k : kept)
+      pairs += k.size();
+    generic->setAttr(dlc::kSparsePairsAttr,
+                     b.getDenseI64ArrayAttr({pairs, groups * p.k}));
+    Value result = tensor::CollapseShapeOp::create(b, loc, outType,
+                                                   generic.getResult(0), split);
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+    ++numSparse;
+  }
+
   void runOnOperation() override {
-    if (rows < 1) {
-      getOperation().emitError("dlc-sparse-contractions: rows must be >= 1");
+    if (rows < 1 || columns < 1) {
+      getOperation().emitError(
+          "dlc-sparse-contractions: rows and columns must be >= 1");
       return signalPassFailure();
+    }
+    SmallVector<Product> products;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (std::optional<Product> p = matchProduct(op))
+        products.push_back(*p);
+    });
+    for (Product &p : products) {
+      std::string key;
+      std::optional<std::vector<float>> w =
+          dlc::f32ConstantValues(p.op.getDpsInputs()[1], &key);
+      if (!w)
+        continue;
+      // As [outputs, reduction] = [N, K].
+      std::vector<float> wNK = *w;
+      if (!p.transposed)
+        for (int64_t r = 0; r < p.k; ++r)
+          for (int64_t c = 0; c < p.n; ++c)
+            wNK[c * p.k + r] = (*w)[r * p.n + c];
+      std::vector<std::vector<int32_t>> kept =
+          keptChannels(wNK, p.n, p.k, columns);
+      if (worthIt(kept, p.n, p.k, columns))
+        rewriteProduct(p, wNK, kept, key);
     }
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     getOperation().walk([&](linalg::Conv2DNchwFchwOp conv) {
@@ -178,16 +346,7 @@ struct SparseContractionsPass
       auto wType = cast<RankedTensorType>(conv.getInputs()[1].getType());
       int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
       std::vector<std::vector<int32_t>> kept = keptChannels(*w, f, c, rows);
-      int64_t pairs = 0;
-      for (const std::vector<int32_t> &k : kept)
-        pairs += k.size();
-      double share = static_cast<double>(pairs) / (f / rows * c);
-      double products = static_cast<double>(f) * c;
-      double moved = outputCost * static_cast<double>(f) +
-                     inputCost * static_cast<double>(c);
-      double ratio = (stepCost * share * products + moved) / (products + moved);
-      bool sparse = force ? pairs < f / rows * c : ratio < maxRatio;
-      if (sparse)
+      if (worthIt(kept, f, c, rows))
         rewrite(conv, *w, kept, key);
     }
   }

@@ -280,7 +280,7 @@ def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
 }
 
 def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
-  let summary = "CPU: 1x1 convolutions over sparse constant weights read only their nonzero input channels";
+  let summary = "CPU: 1x1 convolutions and matrix products over sparse constant weights read only their kept inputs";
   let description = [{
     A `linalg.conv_2d_nchw_fchw` with a 1x1 f32 constant filter, stride 1
     and static shapes, whose output channels come in groups of `rows`: for
@@ -299,12 +299,20 @@ def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
     per row its group's count of kept channels, then the channels, padded
     to J with channel 0 and weight 0) as constants. The op carries
     `dlc.sparse_rows = rows`; dlc-cpu-sparse-tile writes its loop nest.
-    Any lowering of the generic computes the same sums without the
-    dropped zeros.
+    A `linalg.matmul` x[M, K] * w with a constant f32 w ([K, N], or [N, K]
+    read transposed) and N a multiple of `columns` gets the same in its
+    own layout: groups of `columns` output columns (the CPU kernel's
+    vectors), on the output seen as [M, N / columns, columns]:
+    out[m, g, l] += x[m, idx[g, j + 1]] * w[g, j, l] with w compressed to
+    [N / columns, J, columns], the table [N / columns, J + 1], and
+    `dlc.sparse_rows = columns`. Any lowering of the generic
+    computes the same sums without the dropped zeros.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4",
            "Output channels that share one list of input channels">,
+    Option<"columns", "columns", "int64_t", "16",
+           "Matrix products: output columns that share one list (the CPU's f32 lanes)">,
     Option<"force", "force", "bool", "false",
            "Rewrite every candidate with at least one dropped pair">,
     Option<"stepCost", "step-cost", "double", "1.0",
