@@ -22,6 +22,8 @@ ratios over a grid. Put the three numbers in TargetDescription.cpp.
 
   python -m scripts.sparse_bench --build build [--rounds 3] [--quick]
   python -m scripts.sparse_bench --build build --products [--lanes 16]
+  python -m scripts.sparse_bench --build build \
+      --target cpu:x86_64-linux-gnu:+avx2,+fma [--products --lanes 8]
 """
 
 import argparse
@@ -134,6 +136,9 @@ def main():
     ap.add_argument("--lanes", type=int, default=16,
                     help="the CPU's f32 lanes (the column groups of matrix "
                     "products: 16 with AVX-512, 8 with AVX2, 4 on NEON)")
+    ap.add_argument("--target", default="cpu",
+                    help="the CPU target to compile for (the host must run "
+                    "it), e.g. cpu:x86_64-linux-gnu:+avx2,+fma")
     args = ap.parse_args()
     compiler = os.path.join(args.build, "bin", "dlc-compile")
     runner = os.path.join(args.build, "bin", "dlc-run")
@@ -168,8 +173,9 @@ def main():
             arts = []
             for mode in ("off", "force"):
                 art = os.path.join(work, mode + ".dlcx")
-                subprocess.run([compiler, pruned, "--sparsity=" + mode, "-o",
-                                art], check=True, capture_output=True)
+                subprocess.run([compiler, pruned, "--sparsity=" + mode,
+                                "--target=" + args.target, "-o", art],
+                               check=True, capture_output=True)
                 arts.append(art)
             ratios = []
             for _ in range(args.rounds):
