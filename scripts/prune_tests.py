@@ -25,6 +25,8 @@ pruning itself causes (the report's), and dlc's largest error against ONNX
 Runtime. Exits 1 on any failure.
 
   python -m scripts.prune_tests --build build [--models kws_dscnn]
+  python -m scripts.prune_tests --build build --models resnet18 \
+      --specs block:4x1:0.2 --targets cpu
 """
 
 import argparse
@@ -158,7 +160,7 @@ def check_model(entry, args, work):
     feeds = [common.make_inputs(entry, seed=s) for s in range(2)]
     tol = entry["tolerance"]
     rows = []
-    for spec in SPECS:
+    for spec in args.specs:
         tag = "%s %s" % (name, spec)
         d = os.path.join(work, name + "-" + spec.replace(":", "_"))
         os.makedirs(d, exist_ok=True)
@@ -234,7 +236,10 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--models", default=DEFAULT_MODELS)
     ap.add_argument("--targets", default="cpu,vulkan,cuda:sm_87")
+    ap.add_argument("--specs", default=",".join(SPECS),
+                    help="the --prune patterns (default: %(default)s)")
     args = ap.parse_args()
+    args.specs = args.specs.split(",")
     args.dlc_compile = os.path.join(args.build, "bin", "dlc-compile")
     args.dlc_run = os.path.join(args.build, "bin", "dlc-run")
     args.targets = args.targets.split(",")

@@ -4,7 +4,8 @@ sparsity cost model (TargetDescription::sparseStepCost, sparseOutputCost, sparse
 
 For 1x1 convolutions of typical shapes (input channels C, output channels
 F, pixels P; bias and Relu fused as in a CNN), pruned to 4x1 blocks at
-several densities with `dlc-compile --prune=block:4x1:D` (or, with
+several densities with `dlc-compile --prune=block:4x1:D` (with
+--windows, ResNet-18's 3x3 convolutions, C counting channels x taps; or, with
 --products, matrix products x[M, K] * w[K, N] + bias pruned to blocks of
 --lanes columns: C = K, F = N), the script times
 the artifact compiled `--sparsity=off` against `--sparsity=force`
@@ -22,6 +23,7 @@ ratios over a grid. Put the three numbers in TargetDescription.cpp.
 
   python -m scripts.sparse_bench --build build [--rounds 3] [--quick]
   python -m scripts.sparse_bench --build build --products [--lanes 16]
+  python -m scripts.sparse_bench --build build --windows
   python -m scripts.sparse_bench --build build \
       --target cpu:x86_64-linux-gnu:+avx2,+fma [--products --lanes 8]
 """
@@ -56,13 +58,18 @@ PRODUCTS = [(128, 128, 128), (128, 128, 512), (128, 512, 128),
             (128, 768, 768), (1, 512, 512), (8, 512, 2048)]
 
 
-def conv_model(c, f, h, w, seed):
+# (C, F, H, W) of ResNet-18's 3x3 convolutions (stride 1, padding 1).
+WINDOWS = [(64, 64, 56, 56), (128, 128, 28, 28), (256, 256, 14, 14),
+           (512, 512, 7, 7)]
+
+
+def conv_model(c, f, h, w, seed, k=1):
     rng = np.random.default_rng(seed)
-    weight = (rng.standard_normal((f, c, 1, 1)) / math.sqrt(c)).astype(
+    weight = (rng.standard_normal((f, c, k, k)) / math.sqrt(c * k * k)).astype(
         np.float32)
     bias = rng.standard_normal(f).astype(np.float32) * 0.1
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w", "b"], ["y"]),
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[k // 2] * 4),
          helper.make_node("Relu", ["y"], ["z"])], "conv1x1",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, f, h, w])],
@@ -99,6 +106,7 @@ def kept_share(path, rows):
              if len(t.dims) in (2, 4))
     if w.ndim == 2:
         w = w.T
+    w = w.reshape(w.shape[0], -1)
     f, c = w.shape[0], w.shape[1]
     groups = (w.reshape(f // rows, rows, c) != 0).any(axis=1)
     return groups.mean()
@@ -133,6 +141,9 @@ def main():
     ap.add_argument("--products", action="store_true",
                     help="matrix products (MatMul + bias) instead of 1x1 "
                     "convolutions, pruned to blocks of --lanes columns")
+    ap.add_argument("--windows", action="store_true",
+                    help="3x3 convolutions (ResNet-18's shapes) instead of "
+                    "1x1 ones")
     ap.add_argument("--lanes", type=int, default=16,
                     help="the CPU's f32 lanes (the column groups of matrix "
                     "products: 16 with AVX-512, 8 with AVX2, 4 on NEON)")
@@ -148,7 +159,8 @@ def main():
         print("| M | K (C) | N (F) | --prune | pairs kept | sparse / dense "
               "(median of rounds, range) |")
     else:
-        shapes = SHAPES[::3] if args.quick else SHAPES
+        shapes = WINDOWS if args.windows else SHAPES
+        shapes = shapes[::3] if args.quick else shapes
         group = 4
         print("| C | F | pixels | --prune | pairs kept | sparse / dense "
               "(median of rounds, range) |")
@@ -164,7 +176,8 @@ def main():
                 first = m
             else:
                 c, f, h, w = shape
-                onnx.save(conv_model(c, f, h, w, seed=c * 1000 + f), dense)
+                onnx.save(conv_model(c, f, h, w, seed=c * 1000 + f,
+                                     k=3 if args.windows else 1), dense)
                 first = c
             pruned = os.path.join(work, "pruned.onnx")
             spec = "block:%dx1:%g" % (group, d)
@@ -183,7 +196,7 @@ def main():
                 ratios.append(t[1] / t[0])
             s = kept_share(pruned, group)
             r = statistics.median(ratios)
-            rows.append((c, f, s, r))
+            rows.append((c * (9 if args.windows else 1), f, s, r))
             third = f if args.products else h * w
             second = c if args.products else f
             print("| %d | %d | %d | %s | %.2f | %.2f (%.2f-%.2f) |" % (

@@ -64,8 +64,12 @@ std::optional<int64_t> linearCoefficient(AffineExpr e, unsigned pos) {
 /// The coefficient of loop `d` in the index `v` that `body` computes from
 /// linalg.index, affine.apply, index additions and multiplications by
 /// constants, and values from outside the body (0); nothing when it is not
-/// linear in the loop or depends on a block argument (data).
-std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body) {
+/// linear in the loop or depends on a block argument (data). `entry` (the
+/// table entry, which the kernel supplies) counts as 0.
+std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body,
+                                       Value entry) {
+  if (v == entry)
+    return 0;
   if (isa<BlockArgument>(v))
     return cast<BlockArgument>(v).getOwner() == &body
                ? std::nullopt
@@ -76,8 +80,10 @@ std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body) {
   if (auto index = dyn_cast<linalg::IndexOp>(def))
     return index.getDim() == d ? 1 : 0;
   if (isa<arith::AddIOp, arith::SubIOp>(def)) {
-    std::optional<int64_t> l = loopCoefficient(def->getOperand(0), d, body);
-    std::optional<int64_t> r = loopCoefficient(def->getOperand(1), d, body);
+    std::optional<int64_t> l =
+        loopCoefficient(def->getOperand(0), d, body, entry);
+    std::optional<int64_t> r =
+        loopCoefficient(def->getOperand(1), d, body, entry);
     if (!l || !r)
       return std::nullopt;
     return isa<arith::AddIOp>(def) ? *l + *r : *l - *r;
@@ -87,7 +93,7 @@ std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body) {
       APInt c;
       if (matchPattern(def->getOperand(1 - i), m_ConstantInt(&c)))
         if (std::optional<int64_t> x =
-                loopCoefficient(def->getOperand(i), d, body))
+                loopCoefficient(def->getOperand(i), d, body, entry))
           return *x * c.getSExtValue();
     }
     return std::nullopt;
@@ -102,7 +108,7 @@ std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body) {
     AffineExpr e = map.getResult(0).replaceSymbols(symbols);
     int64_t total = 0;
     for (auto [pos, operand] : llvm::enumerate(apply.getMapOperands())) {
-      std::optional<int64_t> inner = loopCoefficient(operand, d, body);
+      std::optional<int64_t> inner = loopCoefficient(operand, d, body, entry);
       if (!inner)
         return std::nullopt;
       if (*inner == 0)
@@ -247,32 +253,46 @@ std::optional<SparseOp> match(linalg::GenericOp op) {
       !loaded.getType().isF32() ||
       (!s.columns && !unitInnerStride(s.load.getMemRef())))
     return std::nullopt;
-  // x's indices: one is the table entry; none other moves with the group
-  // loop or j; with rows, the last walks p at unit stride (the others stay
-  // as p moves); with columns, nothing moves with the columns.
-  bool channelFound = false;
+  // x's indices: one of them is, or adds to, the table entry; none moves
+  // with the group loop or j but through the entry; with rows, the last
+  // walks p at unit stride (the others stay as p moves); with columns,
+  // nothing moves with the columns.
+  Value tableArg = body.getArgument(1);
+  if (!tableArg.hasOneUse())
+    return std::nullopt;
+  auto entryCast = dyn_cast<arith::IndexCastOp>(*tableArg.getUsers().begin());
+  if (!entryCast)
+    return std::nullopt;
+  s.channelCast = entryCast.getResult();
+  unsigned withEntry = 0;
   unsigned rank = s.load.getIndices().size();
   for (auto [i, index] : llvm::enumerate(s.load.getIndices())) {
-    auto cast = index.getDefiningOp<arith::IndexCastOp>();
-    if (cast && cast.getIn() == body.getArgument(1) && !channelFound &&
-        (s.columns || i + 1 < rank)) {
-      channelFound = true;
-      s.channelCast = index;
-      continue;
+    // Whether the entry is in this index's expression.
+    bool has = false;
+    SmallVector<Value> work = {index};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (v == s.channelCast) {
+        has = true;
+        break;
+      }
+      if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body)
+        work.append(def->getOperands().begin(), def->getOperands().end());
     }
+    withEntry += has;
     for (unsigned d : {s.f, s.j, s.p}) {
-      std::optional<int64_t> c = loopCoefficient(index, d, body);
+      std::optional<int64_t> c = loopCoefficient(index, d, body, s.channelCast);
       int64_t expected = (!s.columns && i + 1 == rank && d == s.p) ? 1 : 0;
       if (!c || *c != expected)
         return std::nullopt;
     }
   }
-  if (!channelFound)
+  // The entry is in one index, once.
+  if (withEntry != 1 || !s.channelCast.hasOneUse())
     return std::nullopt;
-  // Other users of the table entry or the weight than these would be
-  // computed by no one.
-  if (!body.getArgument(1).hasOneUse() || !wArg.hasOneUse() ||
-      !s.channelCast.hasOneUse())
+  // Other users of the weight than the product would be computed by no
+  // one.
+  if (!wArg.hasOneUse())
     return std::nullopt;
   return s;
 }

@@ -210,3 +210,43 @@ func.func @one_row(%x: memref<1x4xf32>, %w: memref<2x2x8xf32>, %t: memref<2x3xi3
   }
   return
 }
+
+// -----
+
+// A 3x3 convolution's form: x flattened per image, read at the table's
+// offset (channel and tap) + y * 6 + x. The output's rows y are an outer
+// loop; each row's 4 pixels are one masked vector.
+// CHECK-LABEL: func.func @window
+// CHECK: scf.for %[[N:[a-z0-9_]+]] =
+// CHECK:   scf.for %[[Y:[a-z0-9_]+]] = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK:     scf.for %[[F:[a-z0-9_]+]] = %c0{{.*}} to %c4{{.*}} step %c4
+// CHECK:       %[[M:.*]] = vector.constant_mask [4] : vector<8xi1>
+// CHECK:       scf.for %[[J:[a-z0-9_]+]] = %c0{{.*}} to %{{.*}} step %c1{{.*}} iter_args
+// CHECK:         %[[E:.*]] = memref.load %arg2[%[[F]], %{{.*}}] : memref<4x2xi32>
+// CHECK:         %[[K:.*]] = arith.index_cast %[[E]] : i32 to index
+// CHECK:         %[[R:.*]] = arith.muli %[[Y]], %c6{{.*}} : index
+// CHECK:         %[[S:.*]] = arith.addi %[[K]], %[[R]] : index
+// CHECK:         %[[A:.*]] = arith.addi %[[S]], %c0{{.*}} : index
+// CHECK:         vector.maskedload %arg0[%[[N]], %[[A]]], %[[M]]
+// CHECK-COUNT-4: vector.fma
+#w = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2)>
+#t = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2 + 1)>
+#o = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+func.func @window(%x: memref<1x144xf32>, %w: memref<4x1xf32>, %t: memref<4x2xi32>, %out: memref<1x4x4x4xf32>) {
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%w, %t : memref<4x1xf32>, memref<4x2xi32>) outs(%out : memref<1x4x4x4xf32>) attrs = {dlc.sparse_rows = 4 : i64} {
+  ^bb0(%a: f32, %i: i32, %acc: f32):
+    %n = linalg.index 0 : index
+    %y = linalg.index 3 : index
+    %xi = linalg.index 4 : index
+    %e = arith.index_cast %i : i32 to index
+    %c6 = arith.constant 6 : index
+    %r = arith.muli %y, %c6 : index
+    %s = arith.addi %e, %r : index
+    %at = arith.addi %s, %xi : index
+    %v = memref.load %x[%n, %at] : memref<1x144xf32>
+    %p = arith.mulf %v, %a : f32
+    %sum = arith.addf %acc, %p : f32
+    linalg.yield %sum : f32
+  }
+  return
+}

@@ -1,6 +1,7 @@
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{force=true columns=4}))' | FileCheck %s
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 max-ratio=0.5}))' | FileCheck %s --check-prefix=AUTO
 // RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 output-cost=64 max-ratio=0.5}))' | FileCheck %s --check-prefix=MEMORY
+// RUN: dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{step-cost=1.0 max-ratio=0.5 columns=4}))' | FileCheck %s --check-prefix=LANES4
 // RUN: not dlc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dlc-sparse-contractions{rows=0}))' 2>&1 | FileCheck %s --check-prefix=ROWS
 // ROWS: error: dlc-sparse-contractions: rows and columns must be >= 1
 
@@ -52,10 +53,26 @@ func.func @pointwise(%x: tensor<1x4x3x5xf32>) -> tensor<1x8x3x5xf32> {
 
 // -----
 
-// A dense filter drops no pair: unchanged even with force. So are a 3x3
-// filter, a stride of 2 and output channels that are not whole groups.
+// A dense filter drops no pair: unchanged even with force. So are a
+// stride of 2 and output channels that are not whole groups. A 3x3 filter
+// (one tap of one channel nonzero, the rest zero) becomes the window form:
+// the one kept (channel 0, tap (1, 1)) is the offset 0 * 36 + 1 * 6 + 1 =
+// 7 into x flattened per image, and the kernel reads x at 7 + y * 6 + x.
 // CHECK-LABEL: func.func @not_sparse
-// CHECK-COUNT-4: linalg.conv_2d_nchw_fchw
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK-DAG: %[[T:.*]] = arith.constant dense<{{\[}}[1, 7], [1, 7], [1, 7], [1, 7]]> : tensor<4x2xi32>
+// CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2, 3]] : tensor<1x4x6x6xf32> into tensor<1x144xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[T]] : tensor<4x1xf32>, tensor<4x2xi32>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
+// CHECK-SAME: dlc.sparse_pairs = array<i64: 1, 36>, dlc.sparse_rows = 4 : i64
+// CHECK:   %[[N:.*]] = linalg.index 0 : index
+// CHECK:   %[[Y:.*]] = linalg.index 3 : index
+// CHECK:   %[[XI:.*]] = linalg.index 4 : index
+// CHECK:   %[[E:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK:   %[[R:.*]] = arith.muli %[[Y]], %c6{{.*}} : index
+// CHECK:   %[[S:.*]] = arith.addi %[[E]], %[[R]] : index
+// CHECK:   %[[A:.*]] = arith.addi %[[S]], %[[XI]] : index
+// CHECK:   tensor.extract %[[X]][%[[N]], %[[A]]] : tensor<1x144xf32>
+// CHECK-COUNT-2: linalg.conv_2d_nchw_fchw
 // CHECK-NOT: dlc.sparse_rows
 func.func @not_sparse(%x: tensor<1x4x6x6xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x4x4xf32>, tensor<1x4x3x3xf32>, tensor<1x6x6x6xf32>) {
   %dense = arith.constant dense<1.0> : tensor<4x4x1x1xf32>
@@ -153,4 +170,29 @@ func.func @product_partial_group(%x: tensor<3x4xf32>) -> tensor<3x6xf32> {
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<3x6xf32>) -> tensor<3x6xf32>
   %y = linalg.matmul ins(%x, %w : tensor<3x4xf32>, tensor<4x6xf32>) outs(%init : tensor<3x6xf32>) -> tensor<3x6xf32>
   return %y : tensor<3x6xf32>
+}
+
+// -----
+
+// A 3x3 window over one channel keeping 3 of 9 taps: a third of the
+// multiply-adds. Its output rows are 4 wide: with 16-lane vectors a
+// quarter of each vector works, and the model predicts 0.33 / 0.25 of the
+// dense time (dense); with 4 lanes 0.33 (sparse).
+// CHECK-LABEL: func.func @narrow_rows
+// CHECK: dlc.sparse_pairs = array<i64: 3, 9>, dlc.sparse_rows = 4 : i64
+// AUTO-LABEL: func.func @narrow_rows
+// AUTO: linalg.conv_2d_nchw_fchw
+// AUTO-NOT: dlc.sparse_rows
+// LANES4-LABEL: func.func @narrow_rows
+// LANES4: dlc.sparse_rows = 4
+func.func @narrow_rows(%x: tensor<1x1x6x6xf32>) -> tensor<1x4x4x4xf32> {
+  %w = arith.constant dense<[[[[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]],
+                             [[[4.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 5.0]]],
+                             [[[0.0, 0.0, 0.0], [0.0, 6.0, 0.0], [0.0, 0.0, 0.0]]],
+                             [[[7.0, 0.0, 0.0], [0.0, 8.0, 0.0], [0.0, 0.0, 9.0]]]]> : tensor<4x1x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x6x6xf32>, tensor<4x1x3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
 }

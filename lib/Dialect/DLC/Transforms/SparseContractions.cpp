@@ -66,13 +66,99 @@ struct SparseContractionsPass
         !w.getElementType().isF32() || !out.getElementType().isF32() ||
         !conv.hasPureTensorSemantics())
       return false;
-    if (w.getDimSize(2) != 1 || w.getDimSize(3) != 1 ||
-        w.getDimSize(0) % rows != 0)
+    if (w.getDimSize(0) % rows != 0)
       return false;
-    return llvm::all_of(conv.getStrides().getValues<int64_t>(),
-                        [](int64_t s) { return s == 1; }) &&
-           x.getDimSize(2) == out.getDimSize(2) &&
-           x.getDimSize(3) == out.getDimSize(3);
+    auto ones = [](DenseIntElementsAttr a) {
+      return llvm::all_of(a.getValues<int64_t>(),
+                          [](int64_t v) { return v == 1; });
+    };
+    // The table's entries (offsets into x) are i32.
+    return ones(conv.getStrides()) && ones(conv.getDilations()) &&
+           x.getDimSize(2) == out.getDimSize(2) + w.getDimSize(2) - 1 &&
+           x.getDimSize(3) == out.getDimSize(3) + w.getDimSize(3) - 1 &&
+           x.getNumElements() < (int64_t(1) << 31);
+  }
+
+  /// A convolution with a window larger than 1x1: out[n, f, y, x] +=
+  /// w[f, j] * x[n, idx[f, j + 1] + y * W + x] on x flattened per image
+  /// ([N, C * H * W], H and W its padded size), each kept (channel, tap)
+  /// an offset c * H * W + kh * W + kw in the table. Vectors run along
+  /// the output's rows x (each window tap a contiguous run of x).
+  void rewriteWindow(linalg::Conv2DNchwFchwOp conv, const std::vector<float> &w,
+                     const std::vector<std::vector<int32_t>> &kept,
+                     StringRef key) {
+    OpBuilder b(conv);
+    Location loc = conv.getLoc();
+    auto xType = cast<RankedTensorType>(conv.getInputs()[0].getType());
+    auto wType = cast<RankedTensorType>(conv.getInputs()[1].getType());
+    int64_t c = xType.getDimSize(1);
+    int64_t h = xType.getDimSize(2), width = xType.getDimSize(3);
+    int64_t f = wType.getDimSize(0), kh = wType.getDimSize(2),
+            kw = wType.getDimSize(3);
+    int64_t reduction = c * kh * kw;
+    int64_t longest = 1;
+    for (const std::vector<int32_t> &k : kept)
+      longest = std::max<int64_t>(longest, k.size());
+    std::vector<float> compressed(f * longest, 0.0f);
+    std::vector<int32_t> table(f * (longest + 1), 0);
+    for (int64_t row = 0; row < f; ++row) {
+      const std::vector<int32_t> &k = kept[row / rows];
+      table[row * (longest + 1)] = static_cast<int32_t>(k.size());
+      for (auto [j, r] : llvm::enumerate(k)) {
+        int64_t ch = r / (kh * kw), tap = r % (kh * kw);
+        compressed[row * longest + j] = w[row * reduction + r];
+        table[row * (longest + 1) + 1 + j] = static_cast<int32_t>(
+            ch * h * width + (tap / kw) * width + tap % kw);
+      }
+    }
+    Value weights = dlc::createF32Constant(
+        b, loc, RankedTensorType::get({f, longest}, b.getF32Type()), compressed,
+        key, ".sparse");
+    auto tableType = RankedTensorType::get({f, longest + 1}, b.getI32Type());
+    Value indices = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
+    Value x = tensor::CollapseShapeOp::create(
+        b, loc, conv.getInputs()[0],
+        SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+    Value init = conv.getOutputs()[0];
+    MLIRContext *ctx = b.getContext();
+    AffineExpr dn, df, dj, dy, dx;
+    bindDims(ctx, dn, df, dj, dy, dx);
+    SmallVector<AffineMap> maps = {AffineMap::get(5, 0, {df, dj}, ctx),
+                                   AffineMap::get(5, 0, {df, dj + 1}, ctx),
+                                   AffineMap::get(5, 0, {dn, df, dy, dx}, ctx)};
+    SmallVector<utils::IteratorType> iterators(5,
+                                               utils::IteratorType::parallel);
+    iterators[2] = utils::IteratorType::reduction;
+    auto fastmath =
+        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{init.getType()}, ValueRange{weights, indices},
+        ValueRange{init}, maps, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value batch = linalg::IndexOp::create(nb, l, 0);
+          Value y = linalg::IndexOp::create(nb, l, 3);
+          Value xi = linalg::IndexOp::create(nb, l, 4);
+          Value offset =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
+          Value rowStart = arith::MulIOp::create(
+              nb, l, y, arith::ConstantIndexOp::create(nb, l, width));
+          Value at = arith::AddIOp::create(
+              nb, l, arith::AddIOp::create(nb, l, offset, rowStart), xi);
+          Value in = tensor::ExtractOp::create(nb, l, x, ValueRange{batch, at});
+          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
+          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
+          linalg::YieldOp::create(nb, l, sum);
+        });
+    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(rows));
+    int64_t pairs = 0;
+    for (const std::vector<int32_t> &k : kept)
+      pairs += k.size();
+    generic->setAttr(dlc::kSparsePairsAttr,
+                     b.getDenseI64ArrayAttr({pairs, f / rows * reduction}));
+    conv.getResult(0).replaceAllUsesWith(generic.getResult(0));
+    conv.erase();
+    ++numSparse;
   }
 
   void rewrite(linalg::Conv2DNchwFchwOp conv, const std::vector<float> &w,
@@ -164,7 +250,7 @@ struct SparseContractionsPass
   /// `reduction` weights sparse, with groups of `group` outputs keeping
   /// `kept` lists.
   bool worthIt(const std::vector<std::vector<int32_t>> &kept, int64_t outputs,
-               int64_t reduction, int64_t group) const {
+               int64_t reduction, int64_t group, double laneUse = 1.0) const {
     int64_t pairs = 0;
     for (const std::vector<int32_t> &k : kept)
       pairs += k.size();
@@ -175,7 +261,8 @@ struct SparseContractionsPass
     double products = static_cast<double>(outputs) * reduction;
     double moved = outputCost * static_cast<double>(outputs) +
                    inputCost * static_cast<double>(reduction);
-    return (stepCost * share * products + moved) / (products + moved) <
+    return (stepCost * share * products / laneUse + moved) /
+               (products + moved) <
            maxRatio;
   }
 
@@ -344,10 +431,27 @@ struct SparseContractionsPass
       if (!w)
         continue;
       auto wType = cast<RankedTensorType>(conv.getInputs()[1].getType());
-      int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
-      std::vector<std::vector<int32_t>> kept = keptChannels(*w, f, c, rows);
-      if (worthIt(kept, f, c, rows))
+      int64_t f = wType.getDimSize(0);
+      int64_t reduction =
+          wType.getDimSize(1) * wType.getDimSize(2) * wType.getDimSize(3);
+      std::vector<std::vector<int32_t>> kept =
+          keptChannels(*w, f, reduction, rows);
+      bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1;
+      // A window's vectors run along the output's rows, whose last vector
+      // is partly masked: the share of lanes at work.
+      int64_t width =
+          cast<RankedTensorType>(conv.getOutputs()[0].getType()).getDimSize(3);
+      double laneUse = pointwise
+                           ? 1.0
+                           : static_cast<double>(width) /
+                                 static_cast<double>((width + columns - 1) /
+                                                     columns * columns);
+      if (!worthIt(kept, f, reduction, rows, laneUse))
+        continue;
+      if (pointwise)
         rewrite(conv, *w, kept, key);
+      else
+        rewriteWindow(conv, *w, kept, key);
     }
   }
 };

@@ -280,24 +280,29 @@ def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
 }
 
 def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
-  let summary = "CPU: 1x1 convolutions and matrix products over sparse constant weights read only their kept inputs";
+  let summary = "CPU: convolutions and matrix products over sparse constant weights read only their kept inputs";
   let description = [{
-    A `linalg.conv_2d_nchw_fchw` with a 1x1 f32 constant filter, stride 1
-    and static shapes, whose output channels come in groups of `rows`: for
-    each group, the input channels where any of its filters is nonzero
-    (the union, so that the group's rows share one list). When the cost
-    model predicts the sparse kernel under `maxRatio` of the dense one's
-    time: (stepCost x s x F x C + outputCost x F + inputCost x C) /
-    (F x C + outputCost x F + inputCost x C), s the share of (group, input
-    channel) pairs kept, stepCost what a kept pair costs against a dense
-    multiply-add, outputCost and inputCost what writing an output element
-    and reading an input element of a pixel cost in them; or
-    with `force` whenever a pair is dropped, the convolution becomes a
-    `linalg.generic` over (n, f, j, p), pixels collapsed: out[n, f, p] +=
+    A `linalg.conv_2d_nchw_fchw` with an f32 constant filter, stride and
+    dilation 1 and static shapes, whose output channels come in groups of
+    `rows`: for each group, the (input channel, tap) pairs where any of its
+    filters is nonzero (the union, so that the group's rows share one
+    list). When the cost model predicts the sparse kernel under `maxRatio`
+    of the dense one's time: (stepCost x s x F x C / u + outputCost x F +
+    inputCost x C) / (F x C + outputCost x F + inputCost x C), s the share
+    of (group, input) pairs kept, C the reduction, stepCost what a kept
+    pair costs against a dense multiply-add, outputCost and inputCost what
+    writing an output element and reading an input element of a pixel
+    cost in them, u the share of vector lanes at work (1, or for a window
+    along the output's rows of `columns` lanes); or with `force` whenever
+    a pair is dropped, the convolution becomes a `linalg.generic`. A 1x1
+    filter: over (n, f, j, p), pixels collapsed, out[n, f, p] +=
     w[f, j] * x[n, idx[f, j + 1], p], `x` read by `tensor.extract`, with
     the compressed filter `w` [F, J] and the table `idx` [F, J + 1] (i32:
     per row its group's count of kept channels, then the channels, padded
-    to J with channel 0 and weight 0) as constants. The op carries
+    to J with channel 0 and weight 0) as constants. A larger window (any
+    padding already in its input): x flattened per image, out[n, f, y, x]
+    += w[f, j] * x[n, idx[f, j + 1] + y * W + x], each kept (channel, tap)
+    the offset c * H * W + kh * W + kw (H, W the input's). The op carries
     `dlc.sparse_rows = rows`; dlc-cpu-sparse-tile writes its loop nest.
     A `linalg.matmul` x[M, K] * w with a constant f32 w ([K, N], or [N, K]
     read transposed) and N a multiple of `columns` gets the same in its
@@ -305,8 +310,8 @@ def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
     vectors), on the output seen as [M, N / columns, columns]:
     out[m, g, l] += x[m, idx[g, j + 1]] * w[g, j, l] with w compressed to
     [N / columns, J, columns], the table [N / columns, J + 1], and
-    `dlc.sparse_rows = columns`. Any lowering of the generic
-    computes the same sums without the dropped zeros.
+    `dlc.sparse_rows = columns`. Any lowering of the generic computes the
+    same sums without the dropped zeros.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4",
