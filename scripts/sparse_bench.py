@@ -23,7 +23,7 @@ ratios over a grid. Put the three numbers in TargetDescription.cpp.
 
   python -m scripts.sparse_bench --build build [--rounds 3] [--quick]
   python -m scripts.sparse_bench --build build --products [--lanes 16]
-  python -m scripts.sparse_bench --build build --windows
+  python -m scripts.sparse_bench --build build --windows [--stride 2]
   python -m scripts.sparse_bench --build build \
       --target cpu:x86_64-linux-gnu:+avx2,+fma [--products --lanes 8]
 """
@@ -63,16 +63,19 @@ WINDOWS = [(64, 64, 56, 56), (128, 128, 28, 28), (256, 256, 14, 14),
            (512, 512, 7, 7)]
 
 
-def conv_model(c, f, h, w, seed, k=1):
+def conv_model(c, f, h, w, seed, k=1, stride=1):
     rng = np.random.default_rng(seed)
     weight = (rng.standard_normal((f, c, k, k)) / math.sqrt(c * k * k)).astype(
         np.float32)
     bias = rng.standard_normal(f).astype(np.float32) * 0.1
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[k // 2] * 4),
+        [helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[k // 2] * 4,
+                          strides=[stride, stride]),
          helper.make_node("Relu", ["y"], ["z"])], "conv1x1",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
-        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, f, h, w])],
+        [helper.make_tensor_value_info(
+            "z", TensorProto.FLOAT,
+            [1, f, (h - 1) // stride + 1, (w - 1) // stride + 1])],
         [numpy_helper.from_array(weight, "w"),
          numpy_helper.from_array(bias, "b")])
     model = helper.make_model(graph,
@@ -144,6 +147,9 @@ def main():
     ap.add_argument("--windows", action="store_true",
                     help="3x3 convolutions (ResNet-18's shapes) instead of "
                     "1x1 ones")
+    ap.add_argument("--stride", type=int, default=1,
+                    help="with --windows: the convolutions' stride (2: "
+                    "ResNet-18's downsampling ones, on its inputs)")
     ap.add_argument("--lanes", type=int, default=16,
                     help="the CPU's f32 lanes (the column groups of matrix "
                     "products: 16 with AVX-512, 8 with AVX2, 4 on NEON)")
@@ -176,8 +182,11 @@ def main():
                 first = m
             else:
                 c, f, h, w = shape
+                if args.stride > 1:
+                    c, f, h, w = c // 2, f, h * 2, w * 2
                 onnx.save(conv_model(c, f, h, w, seed=c * 1000 + f,
-                                     k=3 if args.windows else 1), dense)
+                                     k=3 if args.windows else 1,
+                                     stride=args.stride), dense)
                 first = c
             pruned = os.path.join(work, "pruned.onnx")
             spec = "block:%dx1:%g" % (group, d)

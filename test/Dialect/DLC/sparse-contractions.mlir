@@ -196,3 +196,33 @@ func.func @narrow_rows(%x: tensor<1x1x6x6xf32>) -> tensor<1x4x4x4xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x6x6xf32>, tensor<4x1x3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
   return %y : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A stride-2 window reads x's 2 x 2 phases: x (5x5, no padding: a 2x2
+// output) padded to 6x6, split into phases of 3x3 (x[2y + py, 2x + px] at
+// phase (py, px)) by a generic of its own (dlc.materialize), flattened.
+// The one kept tap (1, 2) is phase (1, 0) = 2 at (0, 1): offset
+// 2 * 9 + 0 * 3 + 1 = 19; output pixel (y, x) reads 19 + y * 3 + x.
+// CHECK: #[[MX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d4 * 2 + d1, d5 * 2 + d2)>
+// CHECK-LABEL: func.func @strided_window
+// CHECK: %[[T:.*]] = arith.constant dense<{{\[}}[1, 19], [1, 19], [1, 19], [1, 19]]> : tensor<4x2xi32>
+// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MX]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<1x1x6x6xf32>) outs(%{{.*}} : tensor<1x2x2x1x3x3xf32>) attrs = {dlc.materialize}
+// CHECK: %[[X:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0], [1, 2, 3, 4, 5]] : tensor<1x2x2x1x3x3xf32> into tensor<1x36xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[T]] : tensor<4x1xf32>, tensor<4x2xi32>)
+// CHECK:   arith.index_cast
+// CHECK:   arith.muli %{{.*}}, %c3{{.*}} : index
+// CHECK:   tensor.extract %[[X]]
+// AUTO-LABEL: func.func @strided_window
+func.func @strided_window(%x: tensor<1x1x5x5xf32>) -> tensor<1x4x2x2xf32> {
+  %w = arith.constant dense<[[[[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]],
+                             [[[0.0, 0.0, 0.0], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]],
+                             [[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]],
+                             [[[0.0, 0.0, 0.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]]]]> : tensor<4x1x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x2x2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x1x5x5xf32>, tensor<4x1x3x3xf32>) outs(%init : tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  return %y : tensor<1x4x2x2xf32>
+}

@@ -293,7 +293,8 @@ def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
     pair costs against a dense multiply-add, outputCost and inputCost what
     writing an output element and reading an input element of a pixel
     cost in them, u the share of vector lanes at work (1, or for a window
-    along the output's rows of `columns` lanes); or with `force` whenever
+    along the output's rows of `columns` lanes; a strided window's u also
+    divided by 2.5, as measured); or with `force` whenever
     a pair is dropped, the convolution becomes a `linalg.generic`. A 1x1
     filter: over (n, f, j, p), pixels collapsed, out[n, f, p] +=
     w[f, j] * x[n, idx[f, j + 1], p], `x` read by `tensor.extract`, with
@@ -302,7 +303,11 @@ def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
     to J with channel 0 and weight 0) as constants. A larger window (any
     padding already in its input): x flattened per image, out[n, f, y, x]
     += w[f, j] * x[n, idx[f, j + 1] + y * W + x], each kept (channel, tap)
-    the offset c * H * W + kh * W + kw (H, W the input's). The op carries
+    the offset c * H * W + kh * W + kw (H, W the input's). A stride S > 1
+    reads x's S x S phases instead (a generic of its own, marked
+    dlc.materialize: x[n, c, S * y + py, S * x + px] at phase (py, px)),
+    tap (kh, kw) at phase (kh mod S, kw mod S), offset (kh / S, kw / S).
+    The op carries
     `dlc.sparse_rows = rows`; dlc-cpu-sparse-tile writes its loop nest.
     A `linalg.matmul` x[M, K] * w with a constant f32 w ([K, N], or [N, K]
     read transposed) and N a multiple of `columns` gets the same in its
