@@ -266,6 +266,9 @@ std::optional<SparseOp> match(linalg::GenericOp op) {
   s.channelCast = entryCast.getResult();
   unsigned withEntry = 0;
   unsigned rank = s.load.getIndices().size();
+  std::optional<SmallVector<int64_t>> extents =
+      dlc::codegen::loopRanges(cast<linalg::LinalgOp>(op.getOperation()));
+  bool onePixel = extents && (*extents)[s.p] == 1;
   for (auto [i, index] : llvm::enumerate(s.load.getIndices())) {
     // Whether the entry is in this index's expression.
     bool has = false;
@@ -283,7 +286,8 @@ std::optional<SparseOp> match(linalg::GenericOp op) {
     for (unsigned d : {s.f, s.j, s.p}) {
       std::optional<int64_t> c = loopCoefficient(index, d, body, s.channelCast);
       int64_t expected = (!s.columns && i + 1 == rank && d == s.p) ? 1 : 0;
-      if (!c || *c != expected)
+      // A loop of one trip may have been folded to its index 0.
+      if (!c || (*c != expected && !(d == s.p && onePixel && *c == 0)))
         return std::nullopt;
     }
   }

@@ -250,3 +250,29 @@ func.func @window(%x: memref<1x144xf32>, %w: memref<4x1xf32>, %t: memref<4x2xi32
   }
   return
 }
+
+// -----
+
+// One pixel (a squeeze-and-excite layer's pooled channels): its loop of
+// one trip folded to index 0 in x's and the output's indices; one vector
+// masked to one lane.
+// CHECK-LABEL: func.func @one_pixel
+// CHECK: %[[M:.*]] = vector.constant_mask [1] : vector<8xi1>
+// CHECK: scf.for
+// CHECK:   vector.maskedload %arg0[%{{.*}}, %{{.*}}, %{{.*}}], %[[M]]
+// CHECK-NOT: remark
+#w = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#t = affine_map<(d0, d1, d2, d3) -> (d1, d2 + 1)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+func.func @one_pixel(%x: memref<1x32x1xf32>, %w: memref<8x7xf32>, %t: memref<8x8xi32>, %out: memref<1x8x1xf32>) {
+  %c0 = arith.constant 0 : index
+  linalg.generic {indexing_maps = [#w, #t, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%w, %t : memref<8x7xf32>, memref<8x8xi32>) outs(%out : memref<1x8x1xf32>) attrs = {dlc.sparse_rows = 4 : i64} {
+  ^bb0(%in: f32, %in_1: i32, %o: f32):
+    %0 = arith.index_cast %in_1 : i32 to index
+    %1 = memref.load %x[%c0, %0, %c0] : memref<1x32x1xf32>
+    %2 = arith.mulf %1, %in fastmath<reassoc,contract> : f32
+    %3 = arith.addf %o, %2 fastmath<reassoc,contract> : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

@@ -509,15 +509,16 @@ struct SparseContractionsPass
       std::vector<std::vector<int32_t>> kept =
           keptChannels(*w, f, reduction, rows);
       bool pointwise = wType.getDimSize(2) == 1 && wType.getDimSize(3) == 1;
-      // A window's vectors run along the output's rows, whose last vector
-      // is partly masked: the share of lanes at work.
-      int64_t width =
-          cast<RankedTensorType>(conv.getOutputs()[0].getType()).getDimSize(3);
-      double laneUse = pointwise
-                           ? 1.0
-                           : static_cast<double>(width) /
-                                 static_cast<double>((width + columns - 1) /
-                                                     columns * columns);
+      // Vectors run along the output's pixels (1x1: all of them, a window:
+      // its rows), whose last vector is partly masked: the share of lanes
+      // at work.
+      auto outType = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+      int64_t width = outType.getDimSize(3);
+      if (pointwise)
+        width *= outType.getDimSize(2);
+      double laneUse =
+          static_cast<double>(width) /
+          static_cast<double>((width + columns - 1) / columns * columns);
       // A strided window first splits x into its phases (a kernel of its
       // own) and reads taps from 4 planes: its kept pairs measured at about
       // 2.5 times a stride-1 window's against the dense strided kernel
