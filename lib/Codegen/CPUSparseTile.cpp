@@ -322,6 +322,20 @@ struct CPUSparseTilePass
     return clone->getResult(cast<OpResult>(v).getResultNumber());
   }
 
+  /// The fill before `op` (the accumulators start from its constant) and
+  /// the elementwise op after (applied to them as they are stored), to
+  /// take over; `b` goes where the nest goes: where the epilogue was, since
+  /// what it reads may be made after the op.
+  static dlc::codegen::Surroundings takeOver(linalg::GenericOp op,
+                                             OpBuilder &b) {
+    dlc::codegen::Surroundings around = dlc::codegen::surroundingsOf(op);
+    if (around.fill && !around.fillValue.getType().isF32())
+      around.fill = nullptr;
+    b.setInsertionPoint(around.epilogue ? around.epilogue.getOperation()
+                                        : op.getOperation());
+    return around;
+  }
+
   /// Matrix products: blocks of rows x one vector of a column group, the
   /// group's list of kept reduction indices walked once per block: each
   /// step loads the compressed weight's vector and broadcasts x for each
@@ -339,12 +353,8 @@ struct CPUSparseTilePass
         (*ranges)[s.p] != s.rows || s.rows % lanes != 0)
       return false;
     int64_t vectors = s.rows / lanes;
-    dlc::codegen::Surroundings around = dlc::codegen::surroundingsOf(op);
-    if (around.fill && !around.fillValue.getType().isF32())
-      around.fill = nullptr;
     IRRewriter b(op.getContext());
-    b.setInsertionPoint(around.epilogue ? around.epilogue.getOperation()
-                                        : op.getOperation());
+    dlc::codegen::Surroundings around = takeOver(op, b);
     Block &body = *op.getBlock();
     auto vecType = VectorType::get({lanes}, b.getF32Type());
     auto idx = [&](int64_t c) -> Value {
@@ -509,16 +519,8 @@ struct CPUSparseTilePass
   void emit(SparseOp s) {
     linalg::GenericOp op = s.op;
     Location loc = op.getLoc();
-    // The fill before (the accumulators start from its constant) and the
-    // elementwise op after (applied to them as they are stored), taken
-    // over; then the nest goes where the epilogue was, since what it reads
-    // may be made after the op.
-    dlc::codegen::Surroundings around = dlc::codegen::surroundingsOf(op);
-    if (around.fill && !around.fillValue.getType().isF32())
-      around.fill = nullptr;
     IRRewriter b(op.getContext());
-    b.setInsertionPoint(around.epilogue ? around.epilogue.getOperation()
-                                        : op.getOperation());
+    dlc::codegen::Surroundings around = takeOver(op, b);
     Block &body = *op.getBlock();
     int64_t lanes = std::max<int64_t>(vectorBits / 32, 4);
     auto vecType = VectorType::get({lanes}, b.getF32Type());

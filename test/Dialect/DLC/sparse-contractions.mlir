@@ -21,9 +21,9 @@
 // CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<1x8x15xf32>)
 // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MW:.*]], #[[MT:.*]], #[[MO:.*]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[W]], %[[T]] : tensor<8x2xf32>, tensor<8x3xi32>) outs(%[[F]] : tensor<1x8x15xf32>)
 // CHECK-SAME: attrs = {dlc.sparse_pairs = array<i64: 3, 8>, dlc.sparse_rows = 4 : i64}
+// CHECK:   %[[C:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK:   %[[N:.*]] = linalg.index 0 : index
 // CHECK:   %[[P:.*]] = linalg.index 3 : index
-// CHECK:   %[[C:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK:   tensor.extract %[[X]][%[[N]], %[[C]], %[[P]]] : tensor<1x4x15xf32>
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
@@ -64,10 +64,10 @@ func.func @pointwise(%x: tensor<1x4x3x5xf32>) -> tensor<1x8x3x5xf32> {
 // CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2, 3]] : tensor<1x4x6x6xf32> into tensor<1x144xf32>
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[T]] : tensor<4x1xf32>, tensor<4x2xi32>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
 // CHECK-SAME: dlc.sparse_pairs = array<i64: 1, 36>, dlc.sparse_rows = 4 : i64
+// CHECK:   %[[E:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK:   %[[N:.*]] = linalg.index 0 : index
 // CHECK:   %[[Y:.*]] = linalg.index 3 : index
 // CHECK:   %[[XI:.*]] = linalg.index 4 : index
-// CHECK:   %[[E:.*]] = arith.index_cast %{{.*}} : i32 to index
 // CHECK:   %[[R:.*]] = arith.muli %[[Y]], %c6{{.*}} : index
 // CHECK:   %[[S:.*]] = arith.addi %[[E]], %[[R]] : index
 // CHECK:   %[[A:.*]] = arith.addi %[[S]], %[[XI]] : index
@@ -126,8 +126,8 @@ func.func @accumulate(%x: tensor<2x4x2x2xf32>, %acc: tensor<2x4x2x2xf32>) -> ten
 // CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x2x4xf32>)
 // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[MW:.*]], #[[MT:.*]], #[[MO:.*]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[T]] : tensor<2x2x4xf32>, tensor<2x3xi32>) outs(%[[F]] : tensor<3x2x4xf32>)
 // CHECK-SAME: attrs = {dlc.sparse_pairs = array<i64: 4, 8>, dlc.sparse_rows = 4 : i64}
-// CHECK:   %[[M:.*]] = linalg.index 0 : index
 // CHECK:   %[[K:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK:   %[[M:.*]] = linalg.index 0 : index
 // CHECK:   tensor.extract %arg0[%[[M]], %[[K]]] : tensor<3x4xf32>
 // CHECK: %[[R:.*]] = tensor.collapse_shape %[[S]] {{\[}}[0], [1, 2]] : tensor<3x2x4xf32> into tensor<3x8xf32>
 // CHECK: return %[[R]]

@@ -138,6 +138,40 @@ struct SparseContractionsPass
         SmallVector<ReassociationIndices>{{0}, {1, 2, 3, 4, 5}});
   }
 
+  /// The sparse op: out += w * x, the weights and the table read through
+  /// `maps`, x by `read` in the body (from the loop indices and the table
+  /// entry, an index); marked with its group and its kept pairs of `all`
+  /// for dlc-cpu-sparse-tile and --stats.
+  linalg::GenericOp
+  buildSparse(OpBuilder &b, Location loc, Type resultType, Value weights,
+              Value table, Value init, ArrayRef<AffineMap> maps,
+              ArrayRef<utils::IteratorType> iterators,
+              function_ref<Value(OpBuilder &, Location, Value)> read,
+              int64_t group, const std::vector<std::vector<int32_t>> &kept,
+              int64_t all) {
+    auto fastmath =
+        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{resultType}, ValueRange{weights, table},
+        ValueRange{init}, maps, iterators,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value entry =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
+          Value in = read(nb, l, entry);
+          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
+          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
+          linalg::YieldOp::create(nb, l, sum);
+        });
+    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(group));
+    int64_t pairs = 0;
+    for (const std::vector<int32_t> &k : kept)
+      pairs += k.size();
+    generic->setAttr(dlc::kSparsePairsAttr,
+                     b.getDenseI64ArrayAttr({pairs, all}));
+    ++numSparse;
+    return generic;
+  }
+
   /// A convolution with a window larger than 1x1: out[n, f, y, x] +=
   /// w[f, j] * x[n, idx[f, j + 1] + y * W + x] on x flattened per image
   /// ([N, C * H * W], H and W its padded size), each kept (channel, tap)
@@ -202,35 +236,21 @@ struct SparseContractionsPass
     SmallVector<utils::IteratorType> iterators(5,
                                                utils::IteratorType::parallel);
     iterators[2] = utils::IteratorType::reduction;
-    auto fastmath =
-        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
-    auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{init.getType()}, ValueRange{weights, indices},
-        ValueRange{init}, maps, iterators,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
+    auto generic = buildSparse(
+        b, loc, init.getType(), weights, indices, init, maps, iterators,
+        [&](OpBuilder &nb, Location l, Value offset) -> Value {
           Value batch = linalg::IndexOp::create(nb, l, 0);
           Value y = linalg::IndexOp::create(nb, l, 3);
           Value xi = linalg::IndexOp::create(nb, l, 4);
-          Value offset =
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
           Value rowStart = arith::MulIOp::create(
               nb, l, y, arith::ConstantIndexOp::create(nb, l, width));
           Value at = arith::AddIOp::create(
               nb, l, arith::AddIOp::create(nb, l, offset, rowStart), xi);
-          Value in = tensor::ExtractOp::create(nb, l, x, ValueRange{batch, at});
-          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
-          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
-          linalg::YieldOp::create(nb, l, sum);
-        });
-    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(rows));
-    int64_t pairs = 0;
-    for (const std::vector<int32_t> &k : kept)
-      pairs += k.size();
-    generic->setAttr(dlc::kSparsePairsAttr,
-                     b.getDenseI64ArrayAttr({pairs, f / rows * reduction}));
+          return tensor::ExtractOp::create(nb, l, x, ValueRange{batch, at});
+        },
+        rows, kept, f / rows * reduction);
     conv.getResult(0).replaceAllUsesWith(generic.getResult(0));
     conv.erase();
-    ++numSparse;
   }
 
   void rewrite(linalg::Conv2DNchwFchwOp conv, const std::vector<float> &w,
@@ -289,33 +309,19 @@ struct SparseContractionsPass
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel, utils::IteratorType::parallel,
         utils::IteratorType::reduction, utils::IteratorType::parallel};
-    auto fastmath =
-        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
-    auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{initType}, ValueRange{weights, indices},
-        ValueRange{init}, maps, iterators,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
+    auto generic = buildSparse(
+        b, loc, initType, weights, indices, init, maps, iterators,
+        [&](OpBuilder &nb, Location l, Value channel) -> Value {
           Value batch = linalg::IndexOp::create(nb, l, 0);
           Value pixel = linalg::IndexOp::create(nb, l, 3);
-          Value channel =
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
-          Value in = tensor::ExtractOp::create(
-              nb, l, x, ValueRange{batch, channel, pixel});
-          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
-          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
-          linalg::YieldOp::create(nb, l, sum);
-        });
-    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(rows));
-    int64_t pairs = 0;
-    for (const std::vector<int32_t> &k : kept)
-      pairs += k.size();
-    generic->setAttr(dlc::kSparsePairsAttr,
-                     b.getDenseI64ArrayAttr({pairs, f / rows * c}));
+          return tensor::ExtractOp::create(nb, l, x,
+                                           ValueRange{batch, channel, pixel});
+        },
+        rows, kept, f / rows * c);
     Value result = tensor::ExpandShapeOp::create(
         b, loc, outType, generic.getResult(0), pixelsCollapsed);
     conv.getResult(0).replaceAllUsesWith(result);
     conv.erase();
-    ++numSparse;
   }
 
   /// Whether the cost model (or force) makes a layer of `outputs` x
@@ -436,31 +442,17 @@ struct SparseContractionsPass
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel, utils::IteratorType::parallel,
         utils::IteratorType::parallel, utils::IteratorType::reduction};
-    auto fastmath =
-        arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
-    auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{initType}, ValueRange{weights, indices},
-        ValueRange{init}, maps, iterators,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
+    auto generic = buildSparse(
+        b, loc, initType, weights, indices, init, maps, iterators,
+        [&](OpBuilder &nb, Location l, Value r) -> Value {
           Value row = linalg::IndexOp::create(nb, l, 0);
-          Value r =
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), args[1]);
-          Value in = tensor::ExtractOp::create(nb, l, x, ValueRange{row, r});
-          Value product = arith::MulFOp::create(nb, l, in, args[0], fastmath);
-          Value sum = arith::AddFOp::create(nb, l, args[2], product, fastmath);
-          linalg::YieldOp::create(nb, l, sum);
-        });
-    generic->setAttr(dlc::kSparseRowsAttr, b.getI64IntegerAttr(columns));
-    int64_t pairs = 0;
-    for (const std::vector<int32_t> &k : kept)
-      pairs += k.size();
-    generic->setAttr(dlc::kSparsePairsAttr,
-                     b.getDenseI64ArrayAttr({pairs, groups * p.k}));
+          return tensor::ExtractOp::create(nb, l, x, ValueRange{row, r});
+        },
+        columns, kept, groups *p.k);
     Value result = tensor::CollapseShapeOp::create(b, loc, outType,
                                                    generic.getResult(0), split);
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();
-    ++numSparse;
   }
 
   void runOnOperation() override {
