@@ -138,6 +138,36 @@ struct SparseContractionsPass
         SmallVector<ReassociationIndices>{{0}, {1, 2, 3, 4, 5}});
   }
 
+  /// A convolution's compressed filter [F, J] and table [F, J + 1] (per
+  /// filter: its group's count, then `entry` of each kept reduction index;
+  /// padded to the longest list J with entry 0 and weight 0), as
+  /// constants.
+  std::pair<Value, Value>
+  rowTables(OpBuilder &b, Location loc, const std::vector<float> &w, int64_t f,
+            int64_t reduction, const std::vector<std::vector<int32_t>> &kept,
+            function_ref<int64_t(int64_t)> entry, StringRef key) const {
+    int64_t longest = 1;
+    for (const std::vector<int32_t> &k : kept)
+      longest = std::max<int64_t>(longest, k.size());
+    std::vector<float> compressed(f * longest, 0.0f);
+    std::vector<int32_t> table(f * (longest + 1), 0);
+    for (int64_t row = 0; row < f; ++row) {
+      const std::vector<int32_t> &k = kept[row / rows];
+      table[row * (longest + 1)] = static_cast<int32_t>(k.size());
+      for (auto [j, r] : llvm::enumerate(k)) {
+        compressed[row * longest + j] = w[row * reduction + r];
+        table[row * (longest + 1) + 1 + j] = static_cast<int32_t>(entry(r));
+      }
+    }
+    Value weights = dlc::createF32Constant(
+        b, loc, RankedTensorType::get({f, longest}, b.getF32Type()), compressed,
+        key, ".sparse");
+    auto tableType = RankedTensorType::get({f, longest + 1}, b.getI32Type());
+    Value indices = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
+    return {weights, indices};
+  }
+
   /// The sparse op: out += w * x, the weights and the table read through
   /// `maps`, x by `read` in the body (from the loop indices and the table
   /// entry, an index); marked with its group and its kept pairs of `all`
@@ -198,28 +228,15 @@ struct SparseContractionsPass
       width = outType.getDimSize(3) + (kw - 1) / stride;
     }
     int64_t reduction = c * kh * kw;
-    int64_t longest = 1;
-    for (const std::vector<int32_t> &k : kept)
-      longest = std::max<int64_t>(longest, k.size());
-    std::vector<float> compressed(f * longest, 0.0f);
-    std::vector<int32_t> table(f * (longest + 1), 0);
-    for (int64_t row = 0; row < f; ++row) {
-      const std::vector<int32_t> &k = kept[row / rows];
-      table[row * (longest + 1)] = static_cast<int32_t>(k.size());
-      for (auto [j, r] : llvm::enumerate(k)) {
-        int64_t ch = r / (kh * kw), ty = r % (kh * kw) / kw, tx = r % kw;
-        int64_t phase = (ty % stride) * stride + tx % stride;
-        compressed[row * longest + j] = w[row * reduction + r];
-        table[row * (longest + 1) + 1 + j] = static_cast<int32_t>(
-            (phase * c + ch) * h * width + (ty / stride) * width + tx / stride);
-      }
-    }
-    Value weights = dlc::createF32Constant(
-        b, loc, RankedTensorType::get({f, longest}, b.getF32Type()), compressed,
-        key, ".sparse");
-    auto tableType = RankedTensorType::get({f, longest + 1}, b.getI32Type());
-    Value indices = arith::ConstantOp::create(
-        b, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
+    auto [weights, indices] = rowTables(
+        b, loc, w, f, reduction, kept,
+        [&](int64_t r) {
+          int64_t ch = r / (kh * kw), ty = r % (kh * kw) / kw, tx = r % kw;
+          int64_t phase = (ty % stride) * stride + tx % stride;
+          return (phase * c + ch) * h * width + (ty / stride) * width +
+                 tx / stride;
+        },
+        key);
     Value x = stride > 1
                   ? phases(b, loc, conv.getInputs()[0], stride, h, width)
                   : tensor::CollapseShapeOp::create(
@@ -262,27 +279,8 @@ struct SparseContractionsPass
     int64_t n = xType.getDimSize(0), c = xType.getDimSize(1);
     int64_t f = outType.getDimSize(1);
     int64_t pixels = xType.getDimSize(2) * xType.getDimSize(3);
-    int64_t longest = 1;
-    for (const std::vector<int32_t> &k : kept)
-      longest = std::max<int64_t>(longest, k.size());
-
-    std::vector<float> compressed(f * longest, 0.0f);
-    std::vector<int32_t> table(f * (longest + 1), 0);
-    for (int64_t row = 0; row < f; ++row) {
-      const std::vector<int32_t> &k = kept[row / rows];
-      table[row * (longest + 1)] = static_cast<int32_t>(k.size());
-      for (auto [j, ch] : llvm::enumerate(k)) {
-        compressed[row * longest + j] = w[row * c + ch];
-        table[row * (longest + 1) + 1 + j] = ch;
-      }
-    }
-    Value weights = dlc::createF32Constant(
-        b, loc, RankedTensorType::get({f, longest}, b.getF32Type()), compressed,
-        key, ".sparse");
-    auto tableType = RankedTensorType::get({f, longest + 1}, b.getI32Type());
-    Value indices = arith::ConstantOp::create(
-        b, loc, DenseIntElementsAttr::get(tableType, ArrayRef(table)));
-
+    auto [weights, indices] =
+        rowTables(b, loc, w, f, c, kept, [](int64_t ch) { return ch; }, key);
     SmallVector<ReassociationIndices> pixelsCollapsed = {{0}, {1}, {2, 3}};
     Value x = tensor::CollapseShapeOp::create(b, loc, conv.getInputs()[0],
                                               pixelsCollapsed);
