@@ -70,6 +70,18 @@ constexpr RankRule kRankRules[] = {
     {"LayerNormalization", 0, 0, kAnyRank, -1, "axis"},
 };
 
+/// Inputs whose length the library's inference functions take as the
+/// output's rank, making that many dims: a fuzzed length of 2^32 made
+/// Expand's allocate until the compiler ran out of memory. No tensor has
+/// more than kMaxRank dims.
+struct ShapeInput {
+  const char *opType;
+  unsigned input;
+};
+constexpr ShapeInput kShapeInputs[] = {
+    {"Expand", 1}, {"Reshape", 1}, {"ConstantOfShape", 0}};
+constexpr int64_t kMaxRank = 64;
+
 /// The rank of input `index` when the context knows it, else -1.
 int knownRank(const onnx::TypeProto *type) {
   if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape())
@@ -102,6 +114,19 @@ void checkRanks(const std::string &opType, Context &ctx) {
         if (attr->i() < -rank || attr->i() >= rank)
           fail_shape_inference(opType, " attribute ", rule.axis, " is ",
                                attr->i(), " for rank ", rank);
+  }
+  for (const ShapeInput &shape : kShapeInputs) {
+    if (opType != shape.opType || shape.input >= ctx.getNumInputs())
+      continue;
+    const onnx::TypeProto *type = ctx.getInputType(shape.input);
+    if (knownRank(type) != 1)
+      continue;
+    const onnx::TensorShapeProto_Dimension &dim =
+        type->tensor_type().shape().dim(0);
+    if (dim.has_dim_value() && dim.dim_value() > kMaxRank)
+      fail_shape_inference(opType, " input ", shape.input, " has ",
+                           dim.dim_value(), " elements: a shape of more than ",
+                           kMaxRank, " dims");
   }
 }
 
