@@ -1,16 +1,19 @@
 //===- CPUSparseTile.cpp - the dlc-cpu-sparse-tile pass -------------------===//
 //
-// dlc-sparse-contractions turns a pruned 1x1 convolution into
-// out[.., f, p] += w[f, j] * x[.., idx[f, j + 1], p]: each row's kept input
-// channels listed in a table, its weights compressed alongside. Scalar
-// loops over that op would gather one pixel at a time. This pass writes
-// its loop nest the way dlc-cpu-register-tile writes a dense one: a block
-// of R rows (one row group, sharing one list) by `vectors` SIMD vectors of
-// pixels stays in registers while a loop runs over the group's kept
-// channels; each step loads the channel's vectors of x (contiguous pixels),
-// broadcasts the R rows' weights and issues R x vectors fused multiply-adds.
-// The trip count comes from the table (idx[f, 0]), so a group does exactly
-// as many steps as it has kept channels, and a padded entry is never read.
+// dlc-sparse-contractions turns a pruned convolution into
+// out[.., f, p] += w[f, j] * x[.., idx[f, j + 1], p] (a window's x read at
+// the table's offset + y * W + p): each row's kept inputs listed in a
+// table, its weights compressed alongside. Scalar loops over that op would
+// gather one pixel at a time. This pass writes its loop nest the way
+// dlc-cpu-register-tile writes a dense one: a block of R rows (one row
+// group, sharing one list) by `vectors` SIMD vectors of pixels stays in
+// registers while a loop runs over the group's kept inputs; each step
+// loads the input's vectors of x (contiguous pixels), broadcasts the R
+// rows' weights and issues R x vectors fused multiply-adds. The trip count
+// comes from the table (idx[f, 0]), so a group does exactly as many steps
+// as it keeps inputs, and a padded entry is never read. A pruned matrix
+// product's groups are output columns instead (emitColumns): the weights
+// are the vectors, x a scalar broadcast per row.
 //
 //===----------------------------------------------------------------------===//
 

@@ -412,20 +412,29 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::func::FuncOp"> {
 }
 
 def CPUSparseTile : Pass<"dlc-cpu-sparse-tile", "mlir::func::FuncOp"> {
-  let summary = "CPU kernels: register-tiled loops over the kept channels of a sparse 1x1 convolution";
+  let summary = "CPU kernels: register-tiled loops over the kept inputs of sparse convolutions and matrix products";
   let description = [{
     Writes the loop nest of a `linalg.generic` marked `dlc.sparse_rows = R`
-    by dlc-sparse-contractions (bufferized, after dlc-cpu-lower-workgroups):
-    out[.., f, p] += w[f, j] * x[.., idx[f, j + 1], .., p] with `x` read by
-    memref.load in the body, its index along p p plus a loop-invariant
-    value. A block of R rows by `vectors` SIMD vectors of p stays in
-    registers while a loop runs over the row group's idx[f, 0] kept
-    channels: each step loads one channel's vectors of `x`, broadcasts R
-    weights and issues R x vectors fused multiply-adds. Pixels past the
-    last full block take one masked block. Rows that do not start a whole
-    aligned group (a workgroup tile of rows that is not a multiple of R,
-    or not known to start at one) are done one at a time with their own
-    table rows, which are correct for any row. Any other op is left alone.
+    by dlc-sparse-contractions (bufferized, after dlc-cpu-lower-workgroups).
+    Convolutions: out[.., f, .., p] += w[f, j] * x[...] with `x` read by
+    memref.load in the body at indices built from the table entry
+    idx[f, j + 1] (a channel, or an offset it adds to) and the loop
+    indices, its last index walking p at unit stride. A block of R rows by
+    `vectors` SIMD vectors of p stays in registers while a loop runs over
+    the row group's idx[f, 0] kept entries: each step loads the entry's
+    vectors of `x`, broadcasts R weights and issues R x vectors fused
+    multiply-adds. Pixels past the last full block take one masked block;
+    other parallel loops (batch, a window's output rows) are outer loops.
+    Rows that do not start a whole aligned group (a workgroup tile of rows
+    that is not a multiple of R, or not known to start at one) are done one
+    at a time with their own table rows, which are correct for any row.
+    Matrix products (w [groups, J, R] read along the output's last dim, R
+    columns a group): blocks of rows by the group's vectors, each step
+    loading the compressed weight vectors and broadcasting `x` at each row
+    (4 accumulators per row, summed after, when fewer than 4 rows). The
+    fill before and the elementwise op after are taken over as in
+    dlc-cpu-register-tile. An op of neither form is left to the scalar
+    loops with a remark.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", "256",

@@ -1,18 +1,20 @@
 //===- SparseContractions.cpp - the dlc-sparse-contractions pass ----------===//
 //
-// A pruned 1x1 convolution multiplies most of its inputs by zero, and the
-// zeros are known when the kernel is generated. This pass gives each group
-// of `rows` output channels the list of input channels where any of its
-// filters is nonzero, and rewrites the convolution to read only those:
-// out[n, f, p] += w[f, j] * x[n, idx[f, j + 1], p] over the pixels p
-// (collapsed), with the filter compressed to [F, J] and the table `idx`
-// (per row: its group's count, then the channels, padded to the longest
-// list with channel 0 and weight 0). A cost model decides per layer: the
-// kept share of the multiply-adds at what a sparse step costs, plus the
-// memory traffic both kernels have; its two numbers come from the target
-// (measured by scripts/sparse_bench.py). dlc-cpu-sparse-tile
-// writes the register-tiled loop nest of the rewritten op.
-//
+// A pruned convolution or matrix product multiplies most of its inputs by
+// zero, and the zeros are known when the kernel is generated. This pass
+// gives each group of outputs (4 filters of a convolution, a vector of a
+// matrix product's columns) the list of reduction inputs where any of them
+// is nonzero, and rewrites the op to read only those through a table:
+// out[n, f, p] += w[f, j] * x[n, idx[f, j + 1], p] for a 1x1 convolution
+// (pixels collapsed), x read at the table's offset + y * W + x for a
+// larger window (on x's phases when strided), and out[m, g, l] +=
+// x[m, idx[g, j + 1]] * w[g, j, l] for a matrix product. The weights are
+// compressed alongside, padded to the longest list with weight 0. A cost
+// model decides per layer: the kept share of the multiply-adds at what a
+// sparse step costs (over the share of vector lanes at work), plus the
+// memory traffic both kernels have; its numbers come from the target
+// (measured by scripts/sparse_bench.py). dlc-cpu-sparse-tile writes the
+// register-tiled loop nest of the rewritten op.
 //===----------------------------------------------------------------------===//
 
 #include "ConstantWeights.h"
