@@ -63,6 +63,13 @@ WINDOWS = [(64, 64, 56, 56), (128, 128, 28, 28), (256, 256, 14, 14),
            (512, 512, 7, 7)]
 
 
+def as_model(graph):
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
 def conv_model(c, f, h, w, seed, k=1, stride=1):
     rng = np.random.default_rng(seed)
     weight = (rng.standard_normal((f, c, k, k)) / math.sqrt(c * k * k)).astype(
@@ -78,10 +85,7 @@ def conv_model(c, f, h, w, seed, k=1, stride=1):
             [1, f, (h - 1) // stride + 1, (w - 1) // stride + 1])],
         [numpy_helper.from_array(weight, "w"),
          numpy_helper.from_array(bias, "b")])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return as_model(graph)
 
 
 def product_model(m, k, n, seed):
@@ -95,10 +99,7 @@ def product_model(m, k, n, seed):
         [helper.make_tensor_value_info("z", TensorProto.FLOAT, [m, n])],
         [numpy_helper.from_array(weight, "w"),
          numpy_helper.from_array(bias, "b")])
-    model = helper.make_model(graph,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return as_model(graph)
 
 
 def kept_share(path, rows):

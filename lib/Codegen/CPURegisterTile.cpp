@@ -23,6 +23,7 @@
 #include "dlc/Codegen/Passes.h"
 #include "dlc/Codegen/RegisterTilePlan.h"
 
+#include "KernelAnalysis.h"
 #include "TileEpilogue.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -85,27 +86,6 @@ bool uses(AffineMap map, unsigned d) {
                       [&](AffineExpr e) { return e.isFunctionOfDim(d); });
 }
 
-/// The coefficient of loop `d` in `e`, when `e` is linear in it.
-std::optional<int64_t> coefficient(AffineExpr e, unsigned d) {
-  if (auto dim = dyn_cast<AffineDimExpr>(e))
-    return dim.getPosition() == d ? 1 : 0;
-  if (isa<AffineConstantExpr, AffineSymbolExpr>(e))
-    return 0;
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  std::optional<int64_t> l = coefficient(bin.getLHS(), d);
-  std::optional<int64_t> r = coefficient(bin.getRHS(), d);
-  if (!l || !r)
-    return std::nullopt;
-  if (bin.getKind() == AffineExprKind::Add)
-    return *l + *r;
-  if (bin.getKind() == AffineExprKind::Mul)
-    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
-      return *l * c.getValue();
-  if (*l == 0 && *r == 0)
-    return 0;
-  return std::nullopt;
-}
-
 /// Whether loop `d` is one of `map`'s results as a plain dim.
 bool isPlainDim(AffineMap map, unsigned d) {
   return llvm::any_of(map.getResults(), [&](AffineExpr e) {
@@ -118,7 +98,7 @@ bool isPlainDim(AffineMap map, unsigned d) {
 bool isLinearIn(ArrayRef<AffineMap> maps, unsigned d) {
   return llvm::all_of(maps, [&](AffineMap m) {
     return llvm::all_of(m.getResults(), [&](AffineExpr e) {
-      return coefficient(e, d).has_value();
+      return dlc::codegen::linearCoefficient(e, d).has_value();
     });
   });
 }
@@ -136,7 +116,8 @@ bool unitStride(AffineMap map, Value operand, unsigned d, bool exact) {
     auto dim = dyn_cast<AffineDimExpr>(last);
     if (!dim || dim.getPosition() != d)
       return false;
-  } else if (std::optional<int64_t> c = coefficient(last, d);
+  } else if (std::optional<int64_t> c =
+                 dlc::codegen::linearCoefficient(last, d);
              !c || (*c != 1 && *c != 2)) {
     return false;
   }
@@ -305,7 +286,8 @@ std::optional<Contraction> match(linalg::GenericOp op) {
     k.a = ai;
     k.b = bi;
     k.p = *p;
-    k.stride = *coefficient(maps[ai].getResults().back(), *p);
+    k.stride =
+        *dlc::codegen::linearCoefficient(maps[ai].getResults().back(), *p);
     k.f = f;
     k.rowsInA = rowsInA;
     for (unsigned d = 0; d < iterators.size(); ++d)
@@ -617,8 +599,8 @@ std::optional<Contraction> matchDot(linalg::GenericOp op, bool signedDot) {
     if (!p || iterators[*p] != utils::IteratorType::parallel ||
         uses(maps[bi], *p) || maps[ai].getNumResults() < 2)
       continue;
-    std::optional<int64_t> pStride =
-        coefficient(maps[ai].getResult(maps[ai].getNumResults() - 2), *p);
+    std::optional<int64_t> pStride = dlc::codegen::linearCoefficient(
+        maps[ai].getResult(maps[ai].getNumResults() - 2), *p);
     if (pStride != std::optional<int64_t>(1) &&
         pStride != std::optional<int64_t>(2))
       continue;
@@ -685,7 +667,7 @@ bool asWindowDot(linalg::GenericOp op, Contraction &k, int64_t lanes,
     return false;
   unsigned r = bLast.getPosition();
   if (!llvm::is_contained(k.reductions, r) || trips[r] > 4 ||
-      coefficient(aLast, r) != std::optional<int64_t>(1) ||
+      dlc::codegen::linearCoefficient(aLast, r) != std::optional<int64_t>(1) ||
       k.stride * (lanes - 1) + 4 > 4 * lanes)
     return false;
   // a's last index is stride * p + r alone; r nowhere else.

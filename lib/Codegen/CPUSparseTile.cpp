@@ -43,27 +43,6 @@ using namespace mlir;
 
 namespace {
 
-/// The coefficient of position `pos` in `e`, when `e` is linear in it.
-std::optional<int64_t> linearCoefficient(AffineExpr e, unsigned pos) {
-  if (auto dim = dyn_cast<AffineDimExpr>(e))
-    return dim.getPosition() == pos ? 1 : 0;
-  if (isa<AffineConstantExpr, AffineSymbolExpr>(e))
-    return 0;
-  auto bin = cast<AffineBinaryOpExpr>(e);
-  std::optional<int64_t> l = linearCoefficient(bin.getLHS(), pos);
-  std::optional<int64_t> r = linearCoefficient(bin.getRHS(), pos);
-  if (!l || !r)
-    return std::nullopt;
-  if (bin.getKind() == AffineExprKind::Add)
-    return *l + *r;
-  if (*l == 0 && *r == 0)
-    return 0;
-  if (bin.getKind() == AffineExprKind::Mul)
-    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
-      return *l * c.getValue();
-  return std::nullopt;
-}
-
 /// The coefficient of loop `d` in the index `v` that `body` computes from
 /// linalg.index, affine.apply, index additions and multiplications by
 /// constants, and values from outside the body (0); nothing when it is not
@@ -116,7 +95,7 @@ std::optional<int64_t> loopCoefficient(Value v, unsigned d, Block &body,
         return std::nullopt;
       if (*inner == 0)
         continue;
-      std::optional<int64_t> outer = linearCoefficient(e, pos);
+      std::optional<int64_t> outer = dlc::codegen::linearCoefficient(e, pos);
       if (!outer)
         return std::nullopt;
       total += *outer * *inner;

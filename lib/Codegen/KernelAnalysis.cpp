@@ -6,6 +6,26 @@ using namespace mlir;
 
 namespace dlc::codegen {
 
+std::optional<int64_t> linearCoefficient(AffineExpr e, unsigned d) {
+  if (auto dim = dyn_cast<AffineDimExpr>(e))
+    return dim.getPosition() == d ? 1 : 0;
+  if (isa<AffineConstantExpr, AffineSymbolExpr>(e))
+    return 0;
+  auto bin = cast<AffineBinaryOpExpr>(e);
+  std::optional<int64_t> l = linearCoefficient(bin.getLHS(), d);
+  std::optional<int64_t> r = linearCoefficient(bin.getRHS(), d);
+  if (!l || !r)
+    return std::nullopt;
+  if (bin.getKind() == AffineExprKind::Add)
+    return *l + *r;
+  if (bin.getKind() == AffineExprKind::Mul)
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return *l * c.getValue();
+  if (*l == 0 && *r == 0)
+    return 0;
+  return std::nullopt;
+}
+
 std::optional<SmallVector<int64_t>> loopRanges(linalg::LinalgOp op) {
   if (!op.getShapesToLoopsMap())
     return std::nullopt;

@@ -16,6 +16,10 @@
 
 namespace dlc::codegen {
 
+/// The coefficient of dim `d` in `e`, when `e` is linear in it (a function
+/// of other dims only counts 0).
+std::optional<int64_t> linearCoefficient(mlir::AffineExpr e, unsigned d);
+
 /// The op's loop extents from its operands' shapes, or nothing when they
 /// do not determine them (no operand indexes some loop with a plain dim:
 /// a generic that gathers through tensor.extract), where

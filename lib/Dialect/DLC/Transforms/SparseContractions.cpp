@@ -140,6 +140,24 @@ struct SparseContractionsPass
         SmallVector<ReassociationIndices>{{0}, {1, 2, 3, 4, 5}});
   }
 
+  /// The op's output `init` seen as `type` (`groups` collapse or expand
+  /// it): a fill stays a fill, of the new shape, so that dispatch
+  /// formation takes it in; anything else is reshaped.
+  static Value reshapedInit(OpBuilder &b, Location loc, Value init,
+                            RankedTensorType type,
+                            ArrayRef<ReassociationIndices> groups) {
+    if (auto fill = init.getDefiningOp<linalg::FillOp>())
+      return linalg::FillOp::create(
+                 b, loc, fill.getInputs()[0],
+                 tensor::EmptyOp::create(b, loc, type.getShape(),
+                                         type.getElementType())
+                     .getResult())
+          .getResult(0);
+    if (type.getRank() < cast<RankedTensorType>(init.getType()).getRank())
+      return tensor::CollapseShapeOp::create(b, loc, init, groups);
+    return tensor::ExpandShapeOp::create(b, loc, type, init, groups);
+  }
+
   /// A convolution's compressed filter [F, J] and table [F, J + 1] (per
   /// filter: its group's count, then `entry` of each kept reduction index;
   /// padded to the longest list J with entry 0 and weight 0), as
@@ -286,20 +304,9 @@ struct SparseContractionsPass
     SmallVector<ReassociationIndices> pixelsCollapsed = {{0}, {1}, {2, 3}};
     Value x = tensor::CollapseShapeOp::create(b, loc, conv.getInputs()[0],
                                               pixelsCollapsed);
-    // A fill of the output (the convolution's zeros) stays a fill, of the
-    // collapsed shape, so that dispatch formation takes it in.
     auto initType = RankedTensorType::get({n, f, pixels}, b.getF32Type());
-    Value init;
-    if (auto fill = conv.getOutputs()[0].getDefiningOp<linalg::FillOp>())
-      init = linalg::FillOp::create(
-                 b, loc, fill.getInputs()[0],
-                 tensor::EmptyOp::create(b, loc, initType.getShape(),
-                                         initType.getElementType())
-                     .getResult())
-                 .getResult(0);
-    else
-      init = tensor::CollapseShapeOp::create(b, loc, conv.getOutputs()[0],
-                                             pixelsCollapsed);
+    Value init =
+        reshapedInit(b, loc, conv.getOutputs()[0], initType, pixelsCollapsed);
     MLIRContext *ctx = b.getContext();
     AffineExpr dn, df, dj, dp;
     bindDims(ctx, dn, df, dj, dp);
@@ -423,16 +430,7 @@ struct SparseContractionsPass
     auto outType = cast<RankedTensorType>(op.getDpsInits()[0].getType());
     auto initType = RankedTensorType::get({p.m, groups, columns}, f32);
     SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
-    Value init;
-    if (auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
-      init = linalg::FillOp::create(
-                 b, loc, fill.getInputs()[0],
-                 tensor::EmptyOp::create(b, loc, initType.getShape(), f32)
-                     .getResult())
-                 .getResult(0);
-    else
-      init = tensor::ExpandShapeOp::create(b, loc, initType,
-                                           op.getDpsInits()[0], split);
+    Value init = reshapedInit(b, loc, op.getDpsInits()[0], initType, split);
     MLIRContext *ctx = b.getContext();
     AffineExpr dm, dg, dl, dj;
     bindDims(ctx, dm, dg, dl, dj);
