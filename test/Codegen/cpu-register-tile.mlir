@@ -121,21 +121,23 @@ func.func @integer(%a: memref<8x16xi32>, %b: memref<16x32xi32>, %c: memref<8x32x
 
 // A depthwise 3x3 convolution (stride 1): no row loop of the filter (every
 // operand uses the channel), so the rows are the output's rows h, read
-// through the input's h + kh: blocks of 3 rows x 2 vectors, each step six
-// input vectors and one broadcast filter scalar for six multiply-adds. The
-// column loop is ow (input read at ow + kw, still stride 1).
+// through the input's h + kh: each step loads a vector of the input per
+// accumulator, so a quarter of the 16 registers hold accumulators: blocks
+// of 3 rows x 1 vector, each step three input vectors and one broadcast
+// filter scalar for three multiply-adds. The column loop is ow (input
+// read at ow + kw, still stride 1).
 // CHECK-LABEL: func.func @depthwise
 // CHECK: scf.for %[[C:.*]] = %c0{{.*}} to %c4{{.*}} step %c1
 // CHECK:   scf.for %[[H:.*]] = %c0{{.*}} to %c6{{.*}} step %c3
-// CHECK:     scf.for %[[W:.*]] = %c0{{.*}} to %c16{{.*}} step %c16
-// CHECK-COUNT-6: vector.load %{{.*}} : memref<4x6x20xf32>, vector<8xf32>
+// CHECK:     scf.for %[[W:.*]] = %c0{{.*}} to %c16{{.*}} step %c8
+// CHECK-COUNT-3: vector.load %{{.*}} : memref<4x6x20xf32>, vector<8xf32>
 // CHECK:       scf.for {{.*}} to %c3{{.*}} iter_args
 // CHECK:         scf.for {{.*}} to %c3{{.*}} iter_args
-// CHECK-COUNT-6:   vector.load %{{.*}} : memref<4x8x22xf32>, vector<8xf32>
+// CHECK-COUNT-3:   vector.load %{{.*}} : memref<4x8x22xf32>, vector<8xf32>
 // CHECK-NOT:       vector.fma
 // CHECK:           memref.load %{{.*}} : memref<4x3x3xf32>
 // CHECK-NOT:       memref.load
-// CHECK-COUNT-6:   vector.fma
+// CHECK-COUNT-3:   vector.fma
 // CHECK:     vector.create_mask %c4
 // CHECK-NOT: linalg.generic
 #din = affine_map<(c, h, w, kh, kw) -> (c, h + kh, w + kw)>
@@ -231,19 +233,21 @@ func.func @channels_last(%in: memref<32x7x6xf32>, %w: memref<32x3x3x16xf32>, %ou
 // -----
 
 // Max pooling, 3x3 with stride 2 (the second input is only the window's
-// shape): the rows are channels, a loop of the input only, 4 rows x 2
-// vectors along ow; each step the even elements of two loads folded in
-// with arith.maximumf, which need not order -0 and +0 (nsz: on x86
-// three instructions instead of six); the window operand is never read.
+// shape): the rows are channels, a loop of the input only; a stride-2
+// vector is two loads and a shuffle, so an eighth of the 16 registers
+// hold accumulators: 2 rows x 1 vector along ow; each step the even
+// elements of two loads folded in with arith.maximumf, which need not
+// order -0 and +0 (nsz: on x86 three instructions instead of six); the
+// window operand is never read.
 // CHECK-LABEL: func.func @max_pool
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c5{{.*}} step %c1
-// CHECK:   scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c4
-// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c16
-// CHECK-COUNT-8: vector.load %{{.*}} : memref<4x5x20xf32>, vector<8xf32>
+// CHECK:   scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step %c2
+// CHECK:     scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c8
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<4x5x20xf32>, vector<8xf32>
 // CHECK:       scf.for {{.*}} to %c3{{.*}} iter_args
 // CHECK:         scf.for {{.*}} to %c3{{.*}} iter_args
-// CHECK-COUNT-8:   vector.shuffle
-// CHECK-COUNT-8:   arith.maximumf %{{.*}} fastmath<nsz> : vector<8xf32>
+// CHECK-COUNT-2:   vector.shuffle
+// CHECK-COUNT-2:   arith.maximumf %{{.*}} fastmath<nsz> : vector<8xf32>
 // CHECK-NOT: memref<3x3xf32>
 // CHECK:     vector.create_mask %c4
 // CHECK-NOT: linalg.generic
