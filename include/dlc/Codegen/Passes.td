@@ -597,6 +597,24 @@ def WidenNarrowInt : Pass<"dlc-widen-narrow-int", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def FillHalo : Pass<"dlc-fill-halo", "mlir::func::FuncOp"> {
+  let summary = "Fill a padded copy's halo only, not the part the copy overwrites";
+  let description = [{
+    Where a buffer is filled whole with one value (a `linalg.fill`, or a
+    `linalg.generic` yielding one value) and the next op touching it
+    overwrites a unit-stride subview of it whole (all loops parallel, its
+    output read by nothing and not among its inputs), the fill is replaced
+    by fills of the rest of the buffer: per dim, the slab before and the
+    slab after the subview's range, within the subview's range along the
+    dims before. Bufferized padded tiles (a convolution's or pooling
+    window's `tensor.pad`) have this form. Buffers with other uses between
+    the two, in other blocks, or of dynamic shape are left alone.
+  }];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def CPUScratch : Pass<"dlc-cpu-scratch", "mlir::func::FuncOp"> {
   let summary = "CPU kernels: heap temporaries in a per-thread scratch buffer";
   let description = [{

@@ -268,6 +268,8 @@ void dlc::buildCPULoweringPipeline(OpPassManager &pm,
   registerTile.windowDot = target.hasBytePermute;
   registerTile.twoVectorPermute = target.hasTwoVectorPermute;
   pm.addNestedPass<func::FuncOp>(createCPURegisterTile(registerTile));
+  // Padded tiles: fill only what the copy of the input rows leaves.
+  pm.addNestedPass<func::FuncOp>(createFillHalo());
   pm.addNestedPass<func::FuncOp>(createCPUScratch());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
