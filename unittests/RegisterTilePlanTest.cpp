@@ -266,6 +266,14 @@ TEST(RegisterTilePlan, StrideTwoWindowsSplitPhases) {
   inLaneShuffles.twoVectorPermute = false;
   plan = planRegisterTile(k, trips, maps, inLaneShuffles, true);
   EXPECT_TRUE(plan->splitPhases);
+  // A depthwise `a` that is a padded tile splits on AVX-512 too (the split
+  // replaces the tile's copy); its blocks then keep a quarter of the
+  // registers in accumulators, half that when the shuffles stay.
+  plan = planRegisterTile(k, trips, maps, avx512(), true, /*aPadded=*/true);
+  EXPECT_TRUE(plan->splitPhases);
+  EXPECT_EQ(plan->rows * plan->vectors, 8);
+  plan = planRegisterTile(k, trips, maps, avx512(), true, /*aPadded=*/false);
+  EXPECT_EQ(plan->rows * plan->vectors, 4);
   // Nor for integer contractions.
   k.rowsInA = false;
   k.integer = true;

@@ -130,6 +130,195 @@ bool unitStride(AffineMap map, Value operand, unsigned d, bool exact) {
          strides.back() == 1;
 }
 
+/// What `a` holds when it is a workgroup's padded tile (a bufferized
+/// tensor.pad): the region of `base` at `offsets` of `sizes` placed at
+/// `at`, and `value` everywhere else. `root` makes it: an alloc that is
+/// filled and copied into, or an scf.if choosing between such an alloc
+/// and one only filled (when the region is empty).
+struct PaddedTile {
+  Value base;
+  SmallVector<OpFoldResult> offsets, sizes, at;
+  Value value;
+  Operation *root;
+  /// What uses `root`'s result besides the contraction: deallocations,
+  /// and the fill and copy of the alloc form (directly or through views).
+  SmallVector<Operation *> uses;
+};
+
+/// Whether `alloc`'s only uses are a fill with `value` of all of it and
+/// `terminator`.
+bool onlyFilled(memref::AllocOp alloc, Value value, Operation *terminator) {
+  if (!alloc)
+    return false;
+  SmallVector<Operation *> users;
+  for (Operation *user : alloc->getUsers()) {
+    if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user))
+      llvm::append_range(users, user->getUsers());
+    else
+      users.push_back(user);
+  }
+  int fills = 0;
+  for (Operation *user : users) {
+    if (user == terminator)
+      continue;
+    auto fill = dyn_cast<linalg::LinalgOp>(user);
+    Value filled = fill && fill.getNumDpsInits() == 1
+                       ? fill.getDpsInitOperand(0)->get()
+                       : Value();
+    if (!filled || dlc::codegen::fillValue(fill) != value ||
+        !(filled == alloc.getResult() ||
+          filled.getDefiningOp()->getOperand(0) == alloc.getResult()))
+      return false;
+    ++fills;
+  }
+  return fills == 1;
+}
+
+/// The padded tile `a` of `op` is, if it is one that only `op` reads (and
+/// deallocations release).
+std::optional<PaddedTile> paddedTile(Value a, linalg::GenericOp op) {
+  PaddedTile tile;
+  std::optional<dlc::codegen::FilledCopy> filled;
+  if (auto ifOp = a.getDefiningOp<scf::IfOp>()) {
+    if (ifOp.getNumResults() != 1 || !ifOp.elseBlock())
+      return std::nullopt;
+    Operation *thenYield = ifOp.thenBlock()->getTerminator();
+    Operation *elseYield = ifOp.elseBlock()->getTerminator();
+    auto elseAlloc = elseYield->getOperand(0).getDefiningOp<memref::AllocOp>();
+    if (!elseAlloc || elseAlloc->getBlock() != ifOp.elseBlock())
+      return std::nullopt;
+    filled = dlc::codegen::filledCopy(elseAlloc);
+    if (!filled || filled->readers.size() != 1 ||
+        filled->readers.front() != elseYield)
+      return std::nullopt;
+    auto thenAlloc = thenYield->getOperand(0).getDefiningOp<memref::AllocOp>();
+    if (!thenAlloc || thenAlloc->getBlock() != ifOp.thenBlock() ||
+        !onlyFilled(thenAlloc, filled->value, thenYield))
+      return std::nullopt;
+    tile.root = ifOp;
+  } else if (auto alloc = a.getDefiningOp<memref::AllocOp>()) {
+    filled = dlc::codegen::filledCopy(alloc);
+    if (!filled || !llvm::is_contained(filled->readers, op.getOperation()))
+      return std::nullopt;
+    tile.root = alloc;
+  } else {
+    return std::nullopt;
+  }
+  // A copy of a unit-stride view of another buffer, element for element.
+  auto copy = dyn_cast<linalg::GenericOp>(filled->copy.getOperation());
+  if (!copy || copy.getNumDpsInputs() != 1)
+    return std::nullopt;
+  Block &body = copy.getRegion().front();
+  SmallVector<AffineMap> copyMaps = copy.getIndexingMapsArray();
+  if (body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0) ||
+      copyMaps[0] != copyMaps[1])
+    return std::nullopt;
+  Value input = copy.getDpsInputs()[0];
+  if (auto view = input.getDefiningOp<memref::SubViewOp>()) {
+    if (view.getSourceType().getRank() != view.getType().getRank() ||
+        !llvm::all_of(view.getMixedStrides(),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
+      return std::nullopt;
+    tile.base = view.getSource();
+    tile.offsets = view.getMixedOffsets();
+    tile.sizes = view.getMixedSizes();
+  } else {
+    // All of a buffer (a tile of the whole image).
+    auto type = dyn_cast<MemRefType>(input.getType());
+    if (!type || !type.hasStaticShape())
+      return std::nullopt;
+    Builder b(input.getContext());
+    tile.base = input;
+    tile.offsets.assign(type.getRank(), b.getIndexAttr(0));
+    for (int64_t e : type.getShape())
+      tile.sizes.push_back(b.getIndexAttr(e));
+  }
+  tile.at = filled->middle.getMixedOffsets();
+  tile.value = filled->value;
+  SmallVector<OpFoldResult> middleSizes = filled->middle.getMixedSizes();
+  for (auto [x, y] : llvm::zip_equal(tile.sizes, middleSizes))
+    if (!isEqualConstantIntOrValue(x, y))
+      return std::nullopt;
+  // The columns' placement is static; the rest may vary by workgroup.
+  if (!getConstantIntValue(tile.at.back()) ||
+      !getConstantIntValue(tile.sizes.back()))
+    return std::nullopt;
+  // Everything that places the region is known before `root`.
+  auto before = [&](Value v) {
+    return !tile.root->isAncestor(v.getParentRegion()->getParentOp());
+  };
+  for (ArrayRef<OpFoldResult> list :
+       {ArrayRef<OpFoldResult>(tile.offsets),
+        ArrayRef<OpFoldResult>(tile.sizes), ArrayRef<OpFoldResult>(tile.at)})
+    for (OpFoldResult f : list)
+      if (auto v = dyn_cast<Value>(f); v && !before(v))
+        return std::nullopt;
+  if (!before(tile.base) || !before(tile.value))
+    return std::nullopt;
+  // With an scf.if, the empty region is the filled branch: the condition
+  // says a size of the region is 0.
+  if (auto ifOp = dyn_cast<scf::IfOp>(tile.root)) {
+    auto cmp = ifOp.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+      return std::nullopt;
+    Value x = cmp.getLhs(), y = cmp.getRhs();
+    if (isConstantIntValue(x, 0))
+      std::swap(x, y);
+    if (!isConstantIntValue(y, 0) ||
+        llvm::none_of(tile.sizes,
+                      [&](OpFoldResult s) { return dyn_cast<Value>(s) == x; }))
+      return std::nullopt;
+  }
+  // Only `op` reads the tile; deallocations (maybe of its base pointer)
+  // release it.
+  for (Operation *user : tile.root->getResult(0).getUsers()) {
+    if (user == op)
+      continue;
+    tile.uses.push_back(user);
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
+      for (Operation *u : meta->getUsers())
+        if (!isa<memref::DeallocOp>(u))
+          return std::nullopt;
+      continue;
+    }
+    // The alloc form: its fill, copy and their views.
+    if (isa<scf::IfOp>(tile.root))
+      return std::nullopt;
+    Operation *fill = filled->fill.getOperation();
+    if (user == filled->middle.getOperation() ||
+        (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user) &&
+         llvm::all_of(user->getUsers(),
+                      [&](Operation *u) { return u == fill; })) ||
+        user == fill)
+      continue;
+    return std::nullopt;
+  }
+  return tile;
+}
+
+/// Erases the ops that made `tile` (and its deallocation), when nothing
+/// else came to use it.
+void eraseTile(RewriterBase &rewriter, const PaddedTile &tile) {
+  Operation *root = tile.root;
+  for (Operation *user : root->getUsers())
+    if (!llvm::is_contained(tile.uses, user))
+      return;
+  llvm::SetVector<Operation *> order;
+  std::function<void(Operation *)> visit = [&](Operation *o) {
+    if (order.contains(o))
+      return;
+    for (Operation *user : o->getUsers())
+      visit(user);
+    order.insert(o);
+  };
+  visit(root);
+  for (Operation *o : order)
+    rewriter.eraseOp(o);
+}
+
 std::optional<std::pair<unsigned, bool>> extendedArgument(Value v);
 
 /// No contraction, saying why with `-debug-only=dlc-cpu-register-tile`.
@@ -769,8 +958,9 @@ private:
   }
 
   /// Splits a stride-2 `a` into its even and odd columns, once, into
-  /// [..., 2, ceil(W / 2)] (`phases`).
-  void splitPhases();
+  /// [..., 2, ceil(W / 2)] (`phases`); from the source of `a` when `a` is
+  /// a padded tile (`tile`).
+  void splitPhases(const std::optional<PaddedTile> &tile);
 
   /// Applies the epilogue to the accumulator `acc` of the outputs at
   /// `idx` (of the temporary) and stores the result into the epilogue's
@@ -853,70 +1043,156 @@ private:
   std::optional<BlockFactors> factors;
 };
 
-void RegisterTileEmitter::splitPhases() {
+void RegisterTileEmitter::splitPhases(const std::optional<PaddedTile> &tile) {
   auto aType = cast<MemRefType>(a.getType());
   ArrayRef<int64_t> shape = aType.getShape();
   int64_t w = shape.back();
   SmallVector<int64_t> split(shape.drop_back());
   split.append({2, (w + 1) / 2});
   OpBuilder copy = rewriter;
-  phases = memref::AllocOp::create(
-      copy, loc, MemRefType::get(split, aType.getElementType()),
-      copy.getI64IntegerAttr(64));
+  Type element = aType.getElementType();
+  VectorType own = VectorType::get({lanes}, element);
+  phases = memref::AllocOp::create(copy, loc, MemRefType::get(split, element),
+                                   copy.getI64IntegerAttr(64));
+  // A padded tile's source, viewed before the loops over its rows.
+  Value source;
+  if (tile) {
+    SmallVector<OpFoldResult> ones(aType.getRank(), copy.getIndexAttr(1));
+    source = memref::SubViewOp::create(copy, loc, tile->base, tile->offsets,
+                                       tile->sizes, ones);
+  }
   SmallVector<Value> lead;
   for (int64_t e : shape.drop_back())
     lead.push_back(loop(copy, 0, e, 1));
-  // Two vectors of a row in, their even and their odd elements out.
-  // Whole steps while both vectors lie inside the row (`tail` unset);
-  // the last step, from column pair `tail` on, masked to the row's end.
-  int64_t evens = (w + 1) / 2, odds = w / 2;
-  int64_t whole = odds / lanes * lanes;
-  auto step = [&](OpBuilder &bb, Value q0, std::optional<int64_t> tail) {
-    auto maskOf = [&](int64_t count) -> Value {
-      return vector::CreateMaskOp::create(
-          bb, loc, VectorType::get({lanes}, bb.getI1Type()),
-          ValueRange{cst(bb, count)});
-    };
-    VectorType own = VectorType::get({lanes}, aType.getElementType());
-    Value pad = arith::ConstantOp::create(bb, loc,
-                                          cast<TypedAttr>(bb.getZeroAttr(own)));
-    Value c0 = arith::MulIOp::create(bb, loc, q0, cst(bb, 2));
-    SmallVector<Value> halves;
-    for (int64_t h = 0; h < 2; ++h) {
-      int64_t left = tail ? w - 2 * *tail - h * lanes : lanes;
-      if (left <= 0) {
-        halves.push_back(pad); // past the row's end
-        continue;
-      }
-      SmallVector<Value> at(lead);
-      at.push_back(arith::AddIOp::create(bb, loc, c0, cst(bb, h * lanes)));
-      halves.push_back(
-          left < lanes ? Value(vector::MaskedLoadOp::create(bb, loc, own, a, at,
-                                                            maskOf(left), pad))
-                       : Value(vector::LoadOp::create(bb, loc, own, a, at)));
-    }
-    for (int64_t phase = 0; phase < 2; ++phase) {
-      int64_t left = tail ? (phase == 0 ? evens : odds) - *tail : lanes;
-      if (left <= 0)
-        continue; // this phase has no columns left
-      SmallVector<int64_t> pick;
-      for (int64_t t = 0; t < lanes; ++t)
-        pick.push_back(2 * t + phase);
-      Value v = vector::ShuffleOp::create(bb, loc, halves[0], halves[1], pick);
-      SmallVector<Value> to(lead);
-      to.append({cst(bb, phase), q0});
-      if (left < lanes)
-        vector::MaskedStoreOp::create(bb, loc, phases, to, maskOf(left), v);
-      else
-        vector::StoreOp::create(bb, loc, v, phases, to);
-    }
+  auto maskOf = [&](OpBuilder &bb, int64_t count) -> Value {
+    return vector::CreateMaskOp::create(
+        bb, loc, VectorType::get({lanes}, bb.getI1Type()),
+        ValueRange{cst(bb, count)});
   };
-  if (whole > 0) {
-    OpBuilder in = copy;
-    step(in, loop(in, 0, whole, lanes), std::nullopt);
+  // Splits the row `row` of `from` (`width` columns) into its even and
+  // odd columns: its phase p goes to phase dst[p] of this row of
+  // `phases`, from column shift[p] on. Two vectors of the row in, their
+  // even and their odd elements out; whole steps while both vectors lie
+  // inside the row (`tail` unset), the last step, from column pair `tail`
+  // on, masked to the row's end.
+  auto splitRow = [&](OpBuilder &at, Value from, ArrayRef<Value> row,
+                      int64_t width, const int64_t dst[2],
+                      const int64_t shift[2]) {
+    int64_t counts[2] = {(width + 1) / 2, width / 2};
+    auto step = [&](OpBuilder &bb, Value q0, std::optional<int64_t> tail) {
+      Value pad = arith::ConstantOp::create(
+          bb, loc, cast<TypedAttr>(bb.getZeroAttr(own)));
+      Value c0 = arith::MulIOp::create(bb, loc, q0, cst(bb, 2));
+      SmallVector<Value> halves;
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t left = tail ? width - 2 * *tail - h * lanes : lanes;
+        if (left <= 0) {
+          halves.push_back(pad); // past the row's end
+          continue;
+        }
+        SmallVector<Value> idx(row);
+        idx.push_back(arith::AddIOp::create(bb, loc, c0, cst(bb, h * lanes)));
+        halves.push_back(
+            left < lanes
+                ? Value(vector::MaskedLoadOp::create(bb, loc, own, from, idx,
+                                                     maskOf(bb, left), pad))
+                : Value(vector::LoadOp::create(bb, loc, own, from, idx)));
+      }
+      for (int64_t phase = 0; phase < 2; ++phase) {
+        int64_t left = tail ? counts[phase] - *tail : lanes;
+        if (left <= 0)
+          continue; // this phase has no columns left
+        SmallVector<int64_t> pick;
+        for (int64_t t = 0; t < lanes; ++t)
+          pick.push_back(2 * t + phase);
+        Value v =
+            vector::ShuffleOp::create(bb, loc, halves[0], halves[1], pick);
+        SmallVector<Value> to(lead);
+        to.append({cst(bb, dst[phase]),
+                   shift[phase] ? Value(arith::AddIOp::create(
+                                      bb, loc, q0, cst(bb, shift[phase])))
+                                : q0});
+        if (left < lanes)
+          vector::MaskedStoreOp::create(bb, loc, phases, to, maskOf(bb, left),
+                                        v);
+        else
+          vector::StoreOp::create(bb, loc, v, phases, to);
+      }
+    };
+    int64_t whole = counts[1] / lanes * lanes;
+    if (whole > 0) {
+      OpBuilder in = at;
+      step(in, loop(in, 0, whole, lanes), std::nullopt);
+    }
+    if (whole < counts[0])
+      step(at, cst(at, whole), whole);
+  };
+  int64_t same[2] = {0, 1}, none[2] = {0, 0};
+  if (!tile) {
+    splitRow(copy, a, lead, w, same, none);
+    return;
   }
-  if (whole < evens)
-    step(copy, cst(copy, whole), whole);
+  // `a` is a padded tile: its rows and columns from the copied region of
+  // the tile's source, `value` elsewhere. Split the source's rows
+  // straight into the phases (the tile itself is never made) and write
+  // `value` around them.
+  int64_t rank = aType.getRank();
+  Value valid =
+      arith::ConstantOp::create(copy, loc, copy.getBoolAttr(true)).getResult();
+  SmallVector<Value> row;
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    Value r = arith::SubIOp::create(
+        copy, loc, lead[d],
+        getValueOrCreateConstantIndexOp(copy, loc, tile->at[d]));
+    row.push_back(r);
+    if (isConstantIntValue(tile->at[d], 0) &&
+        isConstantIntValue(tile->sizes[d], shape[d]))
+      continue; // every row of this dim is copied
+    // Below the region r wraps around to a large unsigned value.
+    Value inside = arith::CmpIOp::create(
+        copy, loc, arith::CmpIPredicate::ult, r,
+        getValueOrCreateConstantIndexOp(copy, loc, tile->sizes[d]));
+    valid = arith::AndIOp::create(copy, loc, valid, inside);
+  }
+  int64_t offset = *getConstantIntValue(tile->at.back());
+  int64_t width = *getConstantIntValue(tile->sizes.back());
+  Value fill = vector::BroadcastOp::create(copy, loc, own, tile->value);
+  auto ifOp = scf::IfOp::create(copy, loc, valid, /*withElseRegion=*/true);
+  // Phase p of a source row is phase (p + offset) % 2 of the tile's, from
+  // column (p + offset) / 2 on.
+  int64_t dst[2], shift[2];
+  for (int64_t p = 0; p < 2; ++p) {
+    dst[p] = (p + offset) % 2;
+    shift[p] = (p + offset) / 2;
+  }
+  int64_t lengths[2] = {(w + 1) / 2, w / 2};
+  OpBuilder in = OpBuilder::atBlockTerminator(ifOp.thenBlock());
+  splitRow(in, source, row, width, dst, shift);
+  // The tile's columns left and right of the source's.
+  for (int64_t p = 0; p < 2; ++p) {
+    int64_t count = (width + 1 - p) / 2;
+    for (int64_t q = 0; q < lengths[dst[p]]; ++q) {
+      if (q >= shift[p] && q < shift[p] + count)
+        continue;
+      SmallVector<Value> to(lead);
+      to.append({cst(in, dst[p]), cst(in, q)});
+      memref::StoreOp::create(in, loc, tile->value, phases, to);
+    }
+  }
+  // A row outside the source's: `value` throughout.
+  OpBuilder out = OpBuilder::atBlockTerminator(ifOp.elseBlock());
+  for (int64_t phase = 0; phase < 2; ++phase) {
+    for (int64_t q = 0; q < lengths[phase]; q += lanes) {
+      SmallVector<Value> to(lead);
+      to.append({cst(out, phase), cst(out, q)});
+      int64_t left = lengths[phase] - q;
+      if (left < lanes)
+        vector::MaskedStoreOp::create(out, loc, phases, to, maskOf(out, left),
+                                      fill);
+      else
+        vector::StoreOp::create(out, loc, fill, phases, to);
+    }
+  }
 }
 
 Value RegisterTileEmitter::dequantVector(OpBuilder &bb, Value laneMask,
@@ -1411,8 +1687,13 @@ void RegisterTileEmitter::run() {
   // reads (bias, residual) may be views made after the contraction.
   if (around.epilogue)
     rewriter.setInsertionPoint(around.epilogue);
-  if (plan.splitPhases)
-    splitPhases();
+  // A padded tile that only the contraction reads is split into phases
+  // straight from its source, and never made.
+  std::optional<PaddedTile> tile;
+  if (plan.splitPhases) {
+    tile = paddedTile(a, op);
+    splitPhases(tile);
+  }
   OpBuilder start = rewriter;
   if (chunked)
     chunk0 = loop(start, 0, trips[r0], plan.chunk);
@@ -1434,6 +1715,8 @@ void RegisterTileEmitter::run() {
   if (phases)
     memref::DeallocOp::create(rewriter, loc, phases);
   rewriter.eraseOp(op);
+  if (tile)
+    eraseTile(rewriter, *tile);
   // What the register tile took over: the epilogue, the fill, and then
   // the temporary itself.
   // The temporary, unless chunks keep their partial sums there.
@@ -1519,9 +1802,12 @@ struct CPURegisterTilePass
     target.twoVectorPermute = twoVectorPermute;
     for (auto &[op, k] : work) {
       auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[k.a].getType());
+      bool aStatic = aType && aType.hasStaticShape() && aType.getRank() >= 1;
       std::optional<RegisterTilePlan> plan = dlc::codegen::planRegisterTile(
           k, op.getStaticLoopRanges(), op.getIndexingMapsArray(), target,
-          aType && aType.hasStaticShape() && aType.getRank() >= 1);
+          aStatic,
+          aStatic && k.stride == 2 &&
+              paddedTile(op.getDpsInputs()[k.a], op).has_value());
       if (plan)
         RegisterTileEmitter(op, k, *plan, int8Dot, int8DotPairs).run();
     }
@@ -1530,15 +1816,36 @@ struct CPURegisterTilePass
 
 } // namespace
 
-std::optional<RegisterTilePlan>
-dlc::codegen::planRegisterTile(const Contraction &k, ArrayRef<int64_t> trips,
-                               ArrayRef<AffineMap> maps,
-                               const RegisterTileTarget &target, bool aStatic) {
+std::optional<RegisterTilePlan> dlc::codegen::planRegisterTile(
+    const Contraction &k, ArrayRef<int64_t> trips, ArrayRef<AffineMap> maps,
+    const RegisterTileTarget &target, bool aStatic, bool aPadded) {
   if (llvm::any_of(trips, [](int64_t t) { return t == 0; }))
     return std::nullopt;
   RegisterTilePlan plan;
   bool pooling = k.combine != Contraction::Combine::MultiplyAdd;
   plan.lanes = std::max<int64_t>(target.vectorBits / 32, 4);
+  // A stride-2 `a` costs two loads and a shuffle per vector and filter
+  // tap, and the shuffles compete with the multiply-adds for a port. When
+  // the filter is several taps wide and the rows are b's (a convolution
+  // with many output channels: each vector of `a` feeds a whole block of
+  // rows), its even and odd columns are split once per workgroup instead:
+  // every vector is then one load. Depthwise convolutions and pooling
+  // windows read each vector of `a` for one row only; for them the split
+  // costs more than it saves where one instruction takes the even lanes
+  // (AVX-512: MobileNetV2's 3x3 stride-2 depthwise convolution on 112x112
+  // 0.53 -> 0.72 ms), and saves more than it costs where that takes two
+  // plus a masked load (AVX2 on Zen 1: the same layer 2.02 -> 0.80 ms,
+  // ResNet-18's 3x3 stride-2 max pool 1.26 -> 0.62 ms).
+  AffineExpr aLast = maps[k.a].getResults().back();
+  bool taps = llvm::any_of(
+      k.reductions, [&](unsigned r) { return aLast.isFunctionOfDim(r); });
+  // When `a` is a padded tile, the split reads the tile's source instead
+  // of the kernel copying it into the tile first, and costs no more than
+  // that copy did (MobileNetV2's 3x3 stride-2 depthwise convolution at
+  // 112x112: see docs/benchmarks.md).
+  plan.splitPhases = k.stride == 2 &&
+                     (!k.rowsInA || !target.twoVectorPermute || aPadded) &&
+                     !k.integer && taps && aStatic;
   plan.vectors = 2;
   // Two vectors per row and the row's broadcast value: 8 rows take 24 of
   // 32 registers (AVX-512, AArch64's NEON), 4 rows 12 of 16.
@@ -1560,7 +1867,7 @@ dlc::codegen::planRegisterTile(const Contraction &k, ArrayRef<int64_t> trips,
   // faster); the spills of 16 accumulators were the difference.
   if (k.rowsInA && k.f && !k.integer && !k.dot && !k.dequant && !k.window) {
     int64_t budget = registers / 4;
-    if (k.stride == 2 && target.twoVectorPermute)
+    if (k.stride == 2 && !plan.splitPhases)
       budget /= 2;
     plan.vectors = budget >= 8 ? 2 : 1;
     plan.rows =
@@ -1653,23 +1960,5 @@ dlc::codegen::planRegisterTile(const Contraction &k, ArrayRef<int64_t> trips,
       aIndependent && volume(maps[k.a]) + volume(maps[k.b]) * colBlocks <
                           volume(maps[k.b]) + volume(maps[k.a]) * rowBlocks;
 
-  // A stride-2 `a` costs two loads and a shuffle per vector and filter
-  // tap, and the shuffles compete with the multiply-adds for a port. When
-  // the filter is several taps wide and the rows are b's (a convolution
-  // with many output channels: each vector of `a` feeds a whole block of
-  // rows), its even and odd columns are split once per workgroup instead:
-  // every vector is then one load. Depthwise convolutions and pooling
-  // windows read each vector of `a` for one row only; for them the split
-  // costs more than it saves where one instruction takes the even lanes
-  // (AVX-512: MobileNetV2's 3x3 stride-2 depthwise convolution on 112x112
-  // 0.53 -> 0.72 ms), and saves more than it costs where that takes two
-  // plus a masked load (AVX2 on Zen 1: the same layer 2.02 -> 0.80 ms,
-  // ResNet-18's 3x3 stride-2 max pool 1.26 -> 0.62 ms).
-  AffineExpr aLast = maps[k.a].getResults().back();
-  bool taps = llvm::any_of(
-      k.reductions, [&](unsigned r) { return aLast.isFunctionOfDim(r); });
-  plan.splitPhases = k.stride == 2 &&
-                     (!k.rowsInA || !target.twoVectorPermute) && !k.integer &&
-                     taps && aStatic;
   return plan;
 }

@@ -17,6 +17,8 @@
 
 #include "dlc/Codegen/Passes.h"
 
+#include "KernelAnalysis.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,137 +36,7 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op` (all loops parallel) writes every element of its only
-/// output: each result of the output's map is a distinct loop, or the
-/// constant 0 on a dim of extent 1.
-bool writesAll(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
-    return false;
-  OpOperand *init = op.getDpsInitOperand(0);
-  if (op.payloadUsesValueFromOperand(init))
-    return false;
-  auto type = dyn_cast<MemRefType>(init->get().getType());
-  if (!type)
-    return false;
-  AffineMap map = op.getMatchingIndexingMap(init);
-  llvm::SmallBitVector seen(op.getNumLoops());
-  for (auto [i, e] : llvm::enumerate(map.getResults())) {
-    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
-      if (seen.test(dim.getPosition()))
-        return false;
-      seen.set(dim.getPosition());
-      continue;
-    }
-    auto c = dyn_cast<AffineConstantExpr>(e);
-    if (!c || c.getValue() != 0 || type.getDimSize(i) != 1)
-      return false;
-  }
-  return true;
-}
-
-/// The value `op` writes to every element of its output, when it is one
-/// value: a linalg.fill's, or a generic's that yields a value from outside
-/// its body or its scalar input.
-Value fillValue(linalg::LinalgOp op) {
-  if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation()))
-    return fill.value();
-  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  if (!generic || !writesAll(op))
-    return {};
-  Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 1)
-    return {};
-  Value yielded = body.getTerminator()->getOperand(0);
-  if (auto arg = dyn_cast<BlockArgument>(yielded)) {
-    if (arg.getOwner() != &body || arg.getArgNumber() >= op.getNumDpsInputs())
-      return {};
-    Value input = op.getDpsInputs()[arg.getArgNumber()];
-    return input.getType().isIntOrIndexOrFloat() ? input : Value();
-  }
-  return yielded.getParentRegion()->isAncestor(&generic.getRegion()) ? yielded
-                                                                     : Value();
-}
-
-/// The buffer whose elements all of `view` covers: `view` itself or a
-/// reshape of it.
-Value wholeBuffer(Value view) {
-  Operation *def = view.getDefiningOp();
-  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def))
-    return collapse.getSrc();
-  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(def))
-    return expand.getSrc();
-  return view;
-}
-
-struct Halo {
-  linalg::LinalgOp fill;
-  Value value;
-  memref::SubViewOp middle;
-  linalg::LinalgOp copy;
-};
-
-/// The fill of `alloc` whole and the op after it that overwrites one
-/// subview of it whole, when the alloc's uses are exactly that (and
-/// readers after the copy).
-std::optional<Halo> findHalo(memref::AllocOp alloc) {
-  auto type = alloc.getType();
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-    return std::nullopt;
-  Halo h;
-  // Ops that use the buffer, each through at most one view.
-  SmallVector<std::pair<Operation *, Value>> users;
-  for (OpOperand &use : alloc->getUses()) {
-    Operation *user = use.getOwner();
-    if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::SubViewOp>(
-            user)) {
-      for (OpOperand &viewUse : user->getResult(0).getUses())
-        users.push_back({viewUse.getOwner(), user->getResult(0)});
-      continue;
-    }
-    users.push_back({user, alloc.getResult()});
-  }
-  Block *block = alloc->getBlock();
-  for (auto &[user, through] : users)
-    if (user->getBlock() != block)
-      return std::nullopt;
-  llvm::sort(users, [](auto &x, auto &y) {
-    return x.first->isBeforeInBlock(y.first);
-  });
-  if (users.size() < 2)
-    return std::nullopt;
-  // First the fill, of the whole buffer.
-  auto fill = dyn_cast<linalg::LinalgOp>(users[0].first);
-  if (!fill || !fill.hasPureBufferSemantics() || fill.getNumDpsInits() != 1 ||
-      fill.getDpsInitOperand(0)->get() != users[0].second ||
-      wholeBuffer(users[0].second) != alloc.getResult())
-    return std::nullopt;
-  h.fill = fill;
-  h.value = fillValue(fill);
-  if (!h.value)
-    return std::nullopt;
-  // Then an op that writes one subview whole and reads nothing of the
-  // buffer.
-  auto copy = dyn_cast<linalg::LinalgOp>(users[1].first);
-  auto middle = users[1].second.getDefiningOp<memref::SubViewOp>();
-  if (!copy || !middle || !copy.hasPureBufferSemantics() || !writesAll(copy) ||
-      copy.getDpsInitOperand(0)->get() != middle.getResult() ||
-      middle.getSourceType().getRank() != middle.getType().getRank() ||
-      !llvm::all_of(middle.getMixedStrides(),
-                    [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
-    return std::nullopt;
-  for (Value in : copy.getDpsInputs())
-    if (llvm::any_of(
-            users, [&](auto &u) { return u.first == copy && u.second == in; }))
-      return std::nullopt;
-  // The same op may use the buffer only once.
-  if (users.size() > 2 && users[2].first == copy)
-    return std::nullopt;
-  h.middle = middle;
-  h.copy = copy;
-  return h;
-}
-
-void fillOutside(IRRewriter &rewriter, Halo h) {
+void fillOutside(IRRewriter &rewriter, dlc::codegen::FilledCopy h) {
   Location loc = h.fill.getLoc();
   rewriter.setInsertionPoint(h.copy);
   MemRefType type = h.middle.getSourceType();
@@ -214,13 +86,14 @@ void fillOutside(IRRewriter &rewriter, Halo h) {
 
 struct FillHaloPass : public dlc::impl::FillHaloBase<FillHaloPass> {
   void runOnOperation() override {
-    SmallVector<Halo> halos;
+    SmallVector<dlc::codegen::FilledCopy> halos;
     getOperation().walk([&](memref::AllocOp alloc) {
-      if (std::optional<Halo> h = findHalo(alloc))
+      if (std::optional<dlc::codegen::FilledCopy> h =
+              dlc::codegen::filledCopy(alloc))
         halos.push_back(*h);
     });
     IRRewriter rewriter(&getContext());
-    for (Halo &h : halos)
+    for (dlc::codegen::FilledCopy &h : halos)
       fillOutside(rewriter, h);
   }
 };

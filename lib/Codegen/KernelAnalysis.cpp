@@ -2,6 +2,9 @@
 
 #include "KernelAnalysis.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/SmallBitVector.h"
+
 using namespace mlir;
 
 namespace dlc::codegen {
@@ -95,6 +98,125 @@ linalg::LinalgOp resultOp(func::FuncOp kernel) {
   if (ret.getNumOperands() == 0)
     return nullptr;
   return ret.getOperand(0).getDefiningOp<linalg::LinalgOp>();
+}
+
+namespace {
+
+/// Whether `op` (all loops parallel) writes every element of its only
+/// output: each result of the output's map is a distinct loop, or the
+/// constant 0 on a dim of extent 1; and its body does not read it.
+bool writesAll(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (op.payloadUsesValueFromOperand(init))
+    return false;
+  auto type = dyn_cast<MemRefType>(init->get().getType());
+  if (!type)
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(init);
+  llvm::SmallBitVector seen(op.getNumLoops());
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      if (seen.test(dim.getPosition()))
+        return false;
+      seen.set(dim.getPosition());
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0 || type.getDimSize(i) != 1)
+      return false;
+  }
+  return true;
+}
+
+/// The buffer whose elements all of `view` covers: `view` itself or a
+/// reshape of it.
+Value wholeBuffer(Value view) {
+  Operation *def = view.getDefiningOp();
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def))
+    return collapse.getSrc();
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(def))
+    return expand.getSrc();
+  return view;
+}
+
+} // namespace
+
+Value fillValue(linalg::LinalgOp op) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation()))
+    return fill.value();
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !writesAll(op))
+    return {};
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 1)
+    return {};
+  Value yielded = body.getTerminator()->getOperand(0);
+  if (auto arg = dyn_cast<BlockArgument>(yielded)) {
+    if (arg.getOwner() != &body || arg.getArgNumber() >= op.getNumDpsInputs())
+      return {};
+    Value input = op.getDpsInputs()[arg.getArgNumber()];
+    return input.getType().isIntOrIndexOrFloat() ? input : Value();
+  }
+  return yielded.getParentRegion()->isAncestor(&generic.getRegion()) ? yielded
+                                                                     : Value();
+}
+
+std::optional<FilledCopy> filledCopy(memref::AllocOp alloc) {
+  auto type = alloc.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    return std::nullopt;
+  // Ops that use the buffer, each through at most one view.
+  SmallVector<std::pair<Operation *, Value>> users;
+  for (OpOperand &use : alloc->getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::SubViewOp>(
+            user)) {
+      for (OpOperand &viewUse : user->getResult(0).getUses())
+        users.push_back({viewUse.getOwner(), user->getResult(0)});
+      continue;
+    }
+    users.push_back({user, alloc.getResult()});
+  }
+  Block *block = alloc->getBlock();
+  for (auto &[user, through] : users)
+    if (user->getBlock() != block)
+      return std::nullopt;
+  llvm::sort(users, [](auto &x, auto &y) {
+    return x.first->isBeforeInBlock(y.first);
+  });
+  if (users.size() < 2)
+    return std::nullopt;
+  FilledCopy h;
+  // First the fill, of the whole buffer.
+  auto fill = dyn_cast<linalg::LinalgOp>(users[0].first);
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getNumDpsInits() != 1 ||
+      fill.getDpsInitOperand(0)->get() != users[0].second ||
+      wholeBuffer(users[0].second) != alloc.getResult())
+    return std::nullopt;
+  h.fill = fill;
+  h.value = fillValue(fill);
+  if (!h.value)
+    return std::nullopt;
+  // Then an op that writes one subview whole and reads nothing of the
+  // buffer.
+  auto copy = dyn_cast<linalg::LinalgOp>(users[1].first);
+  auto middle = users[1].second.getDefiningOp<memref::SubViewOp>();
+  if (!copy || !middle || !copy.hasPureBufferSemantics() || !writesAll(copy) ||
+      copy.getDpsInitOperand(0)->get() != middle.getResult() ||
+      middle.getSourceType().getRank() != middle.getType().getRank() ||
+      !llvm::all_of(middle.getMixedStrides(),
+                    [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
+    return std::nullopt;
+  for (auto &[user, through] : llvm::drop_begin(users, 2)) {
+    if (user == copy)
+      return std::nullopt; // it reads the buffer too
+    h.readers.push_back(user);
+  }
+  h.middle = middle;
+  h.copy = copy;
+  return h;
 }
 
 } // namespace dlc::codegen

@@ -1,7 +1,8 @@
 //===- KernelAnalysis.h - what several kernel passes ask of a kernel ------===//
 //
 // Queries over one kernel function that more than one codegen pass makes:
-// its loop extents and the channel loop of a channels-last convolution.
+// its loop extents, the channel loop of a channels-last convolution, and
+// the padded tiles its bufferized form fills and copies.
 // Internal to lib/Codegen.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <optional>
 
@@ -43,6 +45,29 @@ std::optional<ChannelLoop> channelsLastLoop(mlir::func::FuncOp kernel,
 
 /// The linalg op that computes `kernel`'s first result, or null.
 mlir::linalg::LinalgOp resultOp(mlir::func::FuncOp kernel);
+
+/// A buffer filled whole with one value and then one subview of it
+/// overwritten whole (a padded tile, bufferized): `fill` writes `value`
+/// to all of it, `copy` (all loops parallel, the next op touching the
+/// buffer, reading none of it) writes all of `middle`.
+struct FilledCopy {
+  mlir::linalg::LinalgOp fill;
+  mlir::Value value;
+  mlir::memref::SubViewOp middle;
+  mlir::linalg::LinalgOp copy;
+  /// The ops after `copy` that use the buffer (directly or through a
+  /// view), in block order.
+  llvm::SmallVector<mlir::Operation *> readers;
+};
+
+/// `alloc`'s fill and copy, when its uses are that and (after the copy)
+/// others in the same block; its shape is static.
+std::optional<FilledCopy> filledCopy(mlir::memref::AllocOp alloc);
+
+/// The value `op` writes to every element of its only output, when it is
+/// one value: a linalg.fill's, or a generic's that yields a value from
+/// outside its body or its scalar input.
+mlir::Value fillValue(mlir::linalg::LinalgOp op);
 
 } // namespace dlc::codegen
 

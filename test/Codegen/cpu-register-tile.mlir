@@ -923,3 +923,190 @@ func.func @five_vectors(%a: memref<8x32xf32>, %b: memref<32x80xf32>, %c: memref<
   }
   return
 }
+
+// -----
+
+// A stride-2 depthwise convolution reading a workgroup's padded tile (a
+// bufferized tensor.pad: the tile filled with zeros, then rows [%r0,
+// %r0 + %n) of the input copied to row %at, column 1; an scf.if takes the
+// filled tile alone when no row is copied). The split into even and odd
+// columns reads the input's rows instead of the tile: input column j is
+// tile column j + 1, so the input's even columns are the tile's odd ones
+// from 0 and its odd columns the tile's even ones from 1; tile column 0,
+// and every column of a row that no input row fills, get the zero. The
+// tile, its fill and its copy are gone; each step loads one vector of a
+// phase (no shuffles in the loop; masked: 4 output columns).
+// CHECK-LABEL: func.func @padded_tile
+// DOT-LABEL: func.func @padded_tile(
+// NEON-LABEL: func.func @padded_tile(
+// NEON16-LABEL: func.func @padded_tile(
+// SDOT-LABEL: func.func @padded_tile(
+// AVX512-LABEL: func.func @padded_tile(
+// PAIRS-LABEL: func.func @padded_tile(
+// INLANE-LABEL: func.func @padded_tile(
+// CHECK-NOT: -> (memref<2x9x9xf32>)
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x9x2x5xf32>
+// CHECK: %[[SRC:.*]] = memref.subview %{{.*}}[0, %{{.*}}, 0] [2, %{{.*}}, 8] [1, 1, 1]
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK:   vector.load %[[SRC]]
+// CHECK:   vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
+// CHECK:   vector.maskedstore %[[P]][%{{.*}}, %{{.*}}, %c1{{.*}}, %{{.*}}]
+// CHECK:   vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15]
+// CHECK:   vector.maskedstore %[[P]][%{{.*}}, %{{.*}}, %c0{{.*}}, %{{.*}}]
+// CHECK:   memref.store %{{.*}}, %[[P]][%{{.*}}, %{{.*}}, %c0{{.*}}, %c0{{.*}}]
+// CHECK-NOT: memref.store
+// CHECK: } else {
+// CHECK:   vector.maskedstore %[[P]]
+// CHECK:   vector.maskedstore %[[P]]
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: vector.shuffle
+// CHECK: vector.maskedload %[[P]]
+// CHECK-NOT: vector.shuffle
+// CHECK: memref.dealloc %[[P]]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref<2x9x9xf32>
+// CHECK: return
+#tin = affine_map<(c, h, w, kh, kw) -> (c, h * 2 + kh, w * 2 + kw)>
+#tw = affine_map<(c, h, w, kh, kw) -> (c, kh, kw)>
+#tout = affine_map<(c, h, w, kh, kw) -> (c, h, w)>
+#flat = affine_map<(d0) -> (d0)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @padded_tile(%in: memref<2x16x8xf32>, %w: memref<2x3x3xf32>, %out: memref<2x4x4xf32>, %r0: index, %n: index, %at: index) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %empty = arith.cmpi eq, %n, %c0 : index
+  %tile = scf.if %empty -> (memref<2x9x9xf32>) {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<2x9x9xf32>
+    %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<2x9x9xf32> into memref<162xf32>
+    linalg.generic {indexing_maps = [#flat], iterator_types = ["parallel"]} outs(%tf : memref<162xf32>) {
+    ^bb0(%o: f32):
+      linalg.yield %cst : f32
+    }
+    scf.yield %t : memref<2x9x9xf32>
+  } else {
+    %src = memref.subview %in[0, %r0, 0] [2, %n, 8] [1, 1, 1] : memref<2x16x8xf32> to memref<2x?x8xf32, strided<[128, 8, 1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<2x9x9xf32>
+    %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<2x9x9xf32> into memref<162xf32>
+    linalg.generic {indexing_maps = [#flat], iterator_types = ["parallel"]} outs(%tf : memref<162xf32>) {
+    ^bb0(%o: f32):
+      linalg.yield %cst : f32
+    }
+    %mid = memref.subview %t[0, %at, 1] [2, %n, 8] [1, 1, 1] : memref<2x9x9xf32> to memref<2x?x8xf32, strided<[81, 9, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%src : memref<2x?x8xf32, strided<[128, 8, 1], offset: ?>>) outs(%mid : memref<2x?x8xf32, strided<[81, 9, 1], offset: ?>>) {
+    ^bb0(%x: f32, %y: f32):
+      linalg.yield %x : f32
+    }
+    scf.yield %t : memref<2x9x9xf32>
+  }
+  linalg.generic {indexing_maps = [#tin, #tw, #tout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%tile, %w : memref<2x9x9xf32>, memref<2x3x3xf32>) outs(%out : memref<2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  %base, %offset, %sizes:3, %strides:3 = memref.extract_strided_metadata %tile : memref<2x9x9xf32> -> memref<f32>, index, index, index, index, index, index, index
+  memref.dealloc %base : memref<f32>
+  return
+}
+
+// -----
+
+// The same tile read by something else too: it stays, and the
+// contraction reads it through shuffles (as without a tile).
+// CHECK-LABEL: func.func @padded_tile_shared
+// CHECK: scf.if %{{.*}} -> (memref<2x9x9xf32>)
+// CHECK-NOT: memref<2x9x2x5xf32>
+// CHECK: vector.shuffle
+// CHECK: memref.load %{{.*}} : memref<2x9x9xf32>
+#sin = affine_map<(c, h, w, kh, kw) -> (c, h * 2 + kh, w * 2 + kw)>
+#sw = affine_map<(c, h, w, kh, kw) -> (c, kh, kw)>
+#sout = affine_map<(c, h, w, kh, kw) -> (c, h, w)>
+#sflat = affine_map<(d0) -> (d0)>
+#sid3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @padded_tile_shared(%in: memref<2x16x8xf32>, %w: memref<2x3x3xf32>, %out: memref<2x4x4xf32>, %r0: index, %n: index, %at: index) -> f32 {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %empty = arith.cmpi eq, %n, %c0 : index
+  %tile = scf.if %empty -> (memref<2x9x9xf32>) {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<2x9x9xf32>
+    %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<2x9x9xf32> into memref<162xf32>
+    linalg.generic {indexing_maps = [#sflat], iterator_types = ["parallel"]} outs(%tf : memref<162xf32>) {
+    ^bb0(%o: f32):
+      linalg.yield %cst : f32
+    }
+    scf.yield %t : memref<2x9x9xf32>
+  } else {
+    %src = memref.subview %in[0, %r0, 0] [2, %n, 8] [1, 1, 1] : memref<2x16x8xf32> to memref<2x?x8xf32, strided<[128, 8, 1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<2x9x9xf32>
+    %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<2x9x9xf32> into memref<162xf32>
+    linalg.generic {indexing_maps = [#sflat], iterator_types = ["parallel"]} outs(%tf : memref<162xf32>) {
+    ^bb0(%o: f32):
+      linalg.yield %cst : f32
+    }
+    %mid = memref.subview %t[0, %at, 1] [2, %n, 8] [1, 1, 1] : memref<2x9x9xf32> to memref<2x?x8xf32, strided<[81, 9, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#sid3, #sid3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%src : memref<2x?x8xf32, strided<[128, 8, 1], offset: ?>>) outs(%mid : memref<2x?x8xf32, strided<[81, 9, 1], offset: ?>>) {
+    ^bb0(%x: f32, %y: f32):
+      linalg.yield %x : f32
+    }
+    scf.yield %t : memref<2x9x9xf32>
+  }
+  linalg.generic {indexing_maps = [#sin, #sw, #sout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%tile, %w : memref<2x9x9xf32>, memref<2x3x3xf32>) outs(%out : memref<2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  %v = memref.load %tile[%c0, %c0, %c0] : memref<2x9x9xf32>
+  return %v : f32
+}
+
+// -----
+
+// A pooling window over a whole image padded in one alloc (filled with
+// -inf, the image copied in whole at row 1, column 2): every tile row has
+// an image row or none, known per row; the left two tile columns (the
+// even and odd phases' first) and the right one (the odd phase's last)
+// get -inf.
+// CHECK-LABEL: func.func @padded_pool
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x8x2x6xf32>
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK:   memref.store %{{.*}}, %[[P]][%{{.*}}, %{{.*}}, %c0{{.*}}, %c0{{.*}}]
+// CHECK:   memref.store %{{.*}}, %[[P]][%{{.*}}, %{{.*}}, %c1{{.*}}, %c0{{.*}}]
+// CHECK:   memref.store %{{.*}}, %[[P]][%{{.*}}, %{{.*}}, %c1{{.*}}, %c5{{.*}}]
+// CHECK-NOT: memref.store
+// CHECK: } else {
+// CHECK: arith.maximumf
+// CHECK-NOT: memref<3x8x12xf32>
+// CHECK: return
+#pin2 = affine_map<(c, h, w, kh, kw) -> (c, h * 2 + kh, w * 2 + kw)>
+#pwin2 = affine_map<(c, h, w, kh, kw) -> (kh, kw)>
+#pout2 = affine_map<(c, h, w, kh, kw) -> (c, h, w)>
+#pfill = affine_map<(d0) -> ()>
+#pflat = affine_map<(d0) -> (d0)>
+#pid3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @padded_pool(%in: memref<3x6x9xf32>, %win: memref<3x3xf32>, %out: memref<3x3x5xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<3x8x12xf32>
+  %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<3x8x12xf32> into memref<288xf32>
+  linalg.generic {indexing_maps = [#pfill, #pflat], iterator_types = ["parallel"]} ins(%ninf : f32) outs(%tf : memref<288xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  %mid = memref.subview %t[0, 1, 2] [3, 6, 9] [1, 1, 1] : memref<3x8x12xf32> to memref<3x6x9xf32, strided<[96, 12, 1], offset: 14>>
+  linalg.generic {indexing_maps = [#pid3, #pid3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%in : memref<3x6x9xf32>) outs(%mid : memref<3x6x9xf32, strided<[96, 12, 1], offset: 14>>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#pin2, #pwin2, #pout2], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%t, %win : memref<3x8x12xf32>, memref<3x3xf32>) outs(%out : memref<3x3x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.maximumf %z, %x : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %t : memref<3x8x12xf32>
+  return
+}

@@ -90,12 +90,15 @@ struct RegisterTilePlan {
 
 /// The tile for contraction `k` with loop extents `trips` and indexing maps
 /// `maps` (inputs, then the output); `aStatic` says whether `a` has a
-/// static shape of rank at least 1 (a stride-2 split needs one). Nothing
-/// for a loop of no trips.
+/// static shape of rank at least 1 (a stride-2 split needs one), and
+/// `aPadded` whether `a` is a padded tile that the kernel would copy its
+/// input into (a split then replaces the copy). Nothing for a loop of no
+/// trips.
 std::optional<RegisterTilePlan>
 planRegisterTile(const Contraction &k, llvm::ArrayRef<int64_t> trips,
                  llvm::ArrayRef<mlir::AffineMap> maps,
-                 const RegisterTileTarget &target, bool aStatic);
+                 const RegisterTileTarget &target, bool aStatic,
+                 bool aPadded = false);
 
 } // namespace dlc::codegen
 
