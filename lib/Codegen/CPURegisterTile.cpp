@@ -165,9 +165,12 @@ bool onlyFilled(memref::AllocOp alloc, Value value, Operation *terminator) {
     Value filled = fill && fill.getNumDpsInits() == 1
                        ? fill.getDpsInitOperand(0)->get()
                        : Value();
+    Operation *view = filled ? filled.getDefiningOp() : nullptr;
     if (!filled || dlc::codegen::fillValue(fill) != value ||
         !(filled == alloc.getResult() ||
-          filled.getDefiningOp()->getOperand(0) == alloc.getResult()))
+          (isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp>(
+               view) &&
+           view->getOperand(0) == alloc.getResult())))
       return false;
     ++fills;
   }

@@ -1110,3 +1110,58 @@ func.func @padded_pool(%in: memref<3x6x9xf32>, %win: memref<3x3xf32>, %out: memr
   memref.dealloc %t : memref<3x8x12xf32>
   return
 }
+
+// -----
+
+// A branch that also reads its filled tile (into a buffer of the
+// function's): not a padded tile; it stays, and the contraction reads it
+// through shuffles.
+// CHECK-LABEL: func.func @padded_tile_read_in_branch
+// CHECK: scf.if %{{.*}} -> (memref<2x9x9xf32>)
+// CHECK-NOT: memref<2x9x2x5xf32>
+// CHECK: vector.shuffle
+#rin = affine_map<(c, h, w, kh, kw) -> (c, h * 2 + kh, w * 2 + kw)>
+#rw = affine_map<(c, h, w, kh, kw) -> (c, kh, kw)>
+#rout = affine_map<(c, h, w, kh, kw) -> (c, h, w)>
+#rflat = affine_map<(d0) -> (d0)>
+#rid3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @padded_tile_read_in_branch(%in: memref<2x16x8xf32>, %w: memref<2x3x3xf32>, %out: memref<2x4x4xf32>, %seen: memref<2x9x9xf32>, %r0: index, %n: index, %at: index) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %empty = arith.cmpi eq, %n, %c0 : index
+  %tile = scf.if %empty -> (memref<2x9x9xf32>) {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<2x9x9xf32>
+    %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<2x9x9xf32> into memref<162xf32>
+    linalg.generic {indexing_maps = [#rflat], iterator_types = ["parallel"]} outs(%tf : memref<162xf32>) {
+    ^bb0(%o: f32):
+      linalg.yield %cst : f32
+    }
+    linalg.generic {indexing_maps = [#rid3, #rid3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%t : memref<2x9x9xf32>) outs(%seen : memref<2x9x9xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      linalg.yield %x : f32
+    }
+    scf.yield %t : memref<2x9x9xf32>
+  } else {
+    %src = memref.subview %in[0, %r0, 0] [2, %n, 8] [1, 1, 1] : memref<2x16x8xf32> to memref<2x?x8xf32, strided<[128, 8, 1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<2x9x9xf32>
+    %tf = memref.collapse_shape %t [[0, 1, 2]] : memref<2x9x9xf32> into memref<162xf32>
+    linalg.generic {indexing_maps = [#rflat], iterator_types = ["parallel"]} outs(%tf : memref<162xf32>) {
+    ^bb0(%o: f32):
+      linalg.yield %cst : f32
+    }
+    %mid = memref.subview %t[0, %at, 1] [2, %n, 8] [1, 1, 1] : memref<2x9x9xf32> to memref<2x?x8xf32, strided<[81, 9, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#rid3, #rid3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%src : memref<2x?x8xf32, strided<[128, 8, 1], offset: ?>>) outs(%mid : memref<2x?x8xf32, strided<[81, 9, 1], offset: ?>>) {
+    ^bb0(%x: f32, %y: f32):
+      linalg.yield %x : f32
+    }
+    scf.yield %t : memref<2x9x9xf32>
+  }
+  linalg.generic {indexing_maps = [#rin, #rw, #rout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%tile, %w : memref<2x9x9xf32>, memref<2x3x3xf32>) outs(%out : memref<2x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
