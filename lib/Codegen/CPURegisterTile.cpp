@@ -145,36 +145,15 @@ struct PaddedTile {
   SmallVector<Operation *> uses;
 };
 
-/// Whether `alloc`'s only uses are a fill with `value` of all of it and
-/// `terminator`.
-bool onlyFilled(memref::AllocOp alloc, Value value, Operation *terminator) {
-  if (!alloc)
-    return false;
-  SmallVector<Operation *> users;
-  for (Operation *user : alloc->getUsers()) {
-    if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user))
-      llvm::append_range(users, user->getUsers());
-    else
-      users.push_back(user);
-  }
-  int fills = 0;
-  for (Operation *user : users) {
-    if (user == terminator)
-      continue;
-    auto fill = dyn_cast<linalg::LinalgOp>(user);
-    Value filled = fill && fill.getNumDpsInits() == 1
-                       ? fill.getDpsInitOperand(0)->get()
-                       : Value();
-    Operation *view = filled ? filled.getDefiningOp() : nullptr;
-    if (!filled || dlc::codegen::fillValue(fill) != value ||
-        !(filled == alloc.getResult() ||
-          (isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp>(
-               view) &&
-           view->getOperand(0) == alloc.getResult())))
-      return false;
-    ++fills;
-  }
-  return fills == 1;
+/// Whether `user` of a buffer only releases it: a deallocation, or the
+/// base pointer taken for deallocations.
+bool releases(Operation *user) {
+  if (isa<memref::DeallocOp>(user))
+    return true;
+  auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(user);
+  return meta && llvm::all_of(meta->getUsers(), [](Operation *u) {
+           return isa<memref::DeallocOp>(u);
+         });
 }
 
 /// The padded tile `a` of `op` is, if it is one that only `op` reads (and
@@ -196,12 +175,15 @@ std::optional<PaddedTile> paddedTile(Value a, linalg::GenericOp op) {
       return std::nullopt;
     auto thenAlloc = thenYield->getOperand(0).getDefiningOp<memref::AllocOp>();
     if (!thenAlloc || thenAlloc->getBlock() != ifOp.thenBlock() ||
-        !onlyFilled(thenAlloc, filled->value, thenYield))
+        dlc::codegen::filledThenYielded(thenAlloc) != filled->value)
       return std::nullopt;
     tile.root = ifOp;
   } else if (auto alloc = a.getDefiningOp<memref::AllocOp>()) {
+    // After the copy, `op` reads it and deallocations release it.
     filled = dlc::codegen::filledCopy(alloc);
-    if (!filled || !llvm::is_contained(filled->readers, op.getOperation()))
+    if (!filled || !llvm::is_contained(filled->readers, op.getOperation()) ||
+        !llvm::all_of(filled->readers,
+                      [&](Operation *r) { return r == op || releases(r); }))
       return std::nullopt;
     tile.root = alloc;
   } else {
@@ -273,31 +255,14 @@ std::optional<PaddedTile> paddedTile(Value a, linalg::GenericOp op) {
                       [&](OpFoldResult s) { return dyn_cast<Value>(s) == x; }))
       return std::nullopt;
   }
-  // Only `op` reads the tile; deallocations (maybe of its base pointer)
-  // release it.
+  // Only `op` reads the tile (the alloc form's other uses are its fill,
+  // copy and readers, checked above); deallocations release it.
   for (Operation *user : tile.root->getResult(0).getUsers()) {
     if (user == op)
       continue;
-    tile.uses.push_back(user);
-    if (isa<memref::DeallocOp>(user))
-      continue;
-    if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
-      for (Operation *u : meta->getUsers())
-        if (!isa<memref::DeallocOp>(u))
-          return std::nullopt;
-      continue;
-    }
-    // The alloc form: its fill, copy and their views.
-    if (isa<scf::IfOp>(tile.root))
+    if (isa<scf::IfOp>(tile.root) && !releases(user))
       return std::nullopt;
-    Operation *fill = filled->fill.getOperation();
-    if (user == filled->middle.getOperation() ||
-        (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user) &&
-         llvm::all_of(user->getUsers(),
-                      [&](Operation *u) { return u == fill; })) ||
-        user == fill)
-      continue;
-    return std::nullopt;
+    tile.uses.push_back(user);
   }
   return tile;
 }
@@ -900,9 +865,9 @@ class RegisterTileEmitter {
 public:
   RegisterTileEmitter(linalg::GenericOp op, const Contraction &k,
                       const RegisterTilePlan &plan, StringRef int8Dot,
-                      bool int8DotPairs)
+                      bool int8DotPairs, std::optional<PaddedTile> tile)
       : op(op), k(k), plan(plan), int8Dot(int8Dot), int8DotPairs(int8DotPairs),
-        rewriter(op.getContext()), loc(op.getLoc()),
+        tile(std::move(tile)), rewriter(op.getContext()), loc(op.getLoc()),
         trips(op.getStaticLoopRanges()), maps(op.getIndexingMapsArray()),
         a(op.getDpsInputs()[k.a]), b(op.getDpsInputs()[k.b]),
         out(op.getDpsInitOperand(0)->get()), lanes(plan.lanes),
@@ -963,7 +928,7 @@ private:
   /// Splits a stride-2 `a` into its even and odd columns, once, into
   /// [..., 2, ceil(W / 2)] (`phases`); from the source of `a` when `a` is
   /// a padded tile (`tile`).
-  void splitPhases(const std::optional<PaddedTile> &tile);
+  void splitPhases();
 
   /// Applies the epilogue to the accumulator `acc` of the outputs at
   /// `idx` (of the temporary) and stores the result into the epilogue's
@@ -1022,6 +987,8 @@ private:
   /// int8Dot multiplies 16-bit pairs (x86 pmaddwd); the 4-byte dot product
   /// is built from two of them (dotFromPairs).
   bool int8DotPairs;
+  /// `a` as a padded tile that only this contraction reads (paddedTile).
+  std::optional<PaddedTile> tile;
   IRRewriter rewriter;
   Location loc;
   SmallVector<int64_t> trips;
@@ -1046,7 +1013,7 @@ private:
   std::optional<BlockFactors> factors;
 };
 
-void RegisterTileEmitter::splitPhases(const std::optional<PaddedTile> &tile) {
+void RegisterTileEmitter::splitPhases() {
   auto aType = cast<MemRefType>(a.getType());
   ArrayRef<int64_t> shape = aType.getShape();
   int64_t w = shape.back();
@@ -1692,11 +1659,10 @@ void RegisterTileEmitter::run() {
     rewriter.setInsertionPoint(around.epilogue);
   // A padded tile that only the contraction reads is split into phases
   // straight from its source, and never made.
-  std::optional<PaddedTile> tile;
-  if (plan.splitPhases) {
-    tile = paddedTile(a, op);
-    splitPhases(tile);
-  }
+  if (plan.splitPhases)
+    splitPhases();
+  else
+    tile.reset();
   OpBuilder start = rewriter;
   if (chunked)
     chunk0 = loop(start, 0, trips[r0], plan.chunk);
@@ -1806,13 +1772,14 @@ struct CPURegisterTilePass
     for (auto &[op, k] : work) {
       auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[k.a].getType());
       bool aStatic = aType && aType.hasStaticShape() && aType.getRank() >= 1;
+      std::optional<PaddedTile> tile;
+      if (aStatic && k.stride == 2)
+        tile = paddedTile(op.getDpsInputs()[k.a], op);
       std::optional<RegisterTilePlan> plan = dlc::codegen::planRegisterTile(
           k, op.getStaticLoopRanges(), op.getIndexingMapsArray(), target,
-          aStatic,
-          aStatic && k.stride == 2 &&
-              paddedTile(op.getDpsInputs()[k.a], op).has_value());
+          aStatic, tile.has_value());
       if (plan)
-        RegisterTileEmitter(op, k, *plan, int8Dot, int8DotPairs).run();
+        RegisterTileEmitter(op, k, *plan, int8Dot, int8DotPairs, tile).run();
     }
   }
 };
@@ -1863,11 +1830,12 @@ std::optional<RegisterTilePlan> dlc::codegen::planRegisterTile(
   // Rows of `a` (depthwise convolutions, pooling windows) load a vector
   // for every accumulator and step, and those loads need registers too:
   // a quarter of the register file in accumulators, half that where a
-  // stride-2 vector is two loads and a permute. Measured on Zen 4
-  // (MobileNetV2's 3x3 depthwise convolutions at 112x112, 8 x 2 -> 4 x 2
-  // accumulators: 0.50 -> 0.39 ms; stride 2, 8 x 2 -> 4 x 1: 0.41 ->
-  // 0.34 ms) and with the AVX2 target there (4 x 2 -> 4 x 1: both 4%
-  // faster); the spills of 16 accumulators were the difference.
+  // stride-2 vector is two loads and a permute. Measured on Zen 4 (a model
+  // of MobileNetV2's two 3x3 depthwise convolutions at 112x112, 96
+  // channels: stride 1 from 8 x 2 to 4 x 2 accumulators 0.80 -> 0.69 ms,
+  // stride 2 from 8 x 2 to 4 x 1 0.91 -> 0.81 ms) and with the AVX2 target
+  // there (4 x 2 -> 4 x 1: 4% faster); the spills of 16 accumulators
+  // were the difference.
   if (k.rowsInA && k.f && !k.integer && !k.dot && !k.dequant && !k.window) {
     int64_t budget = registers / 4;
     if (k.stride == 2 && !plan.splitPhases)

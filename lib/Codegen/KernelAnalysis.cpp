@@ -163,11 +163,16 @@ Value fillValue(linalg::LinalgOp op) {
                                                                      : Value();
 }
 
-std::optional<FilledCopy> filledCopy(memref::AllocOp alloc) {
+namespace {
+
+/// The ops that use `alloc`, directly or through one view, with the value
+/// each uses, in block order; nothing when its shape is not static or a
+/// use is in another block.
+std::optional<SmallVector<std::pair<Operation *, Value>>>
+usesInOrder(memref::AllocOp alloc) {
   auto type = alloc.getType();
   if (!type.hasStaticShape() || !type.getLayout().isIdentity())
     return std::nullopt;
-  // Ops that use the buffer, each through at most one view.
   SmallVector<std::pair<Operation *, Value>> users;
   for (OpOperand &use : alloc->getUses()) {
     Operation *user = use.getOwner();
@@ -186,30 +191,53 @@ std::optional<FilledCopy> filledCopy(memref::AllocOp alloc) {
   llvm::sort(users, [](auto &x, auto &y) {
     return x.first->isBeforeInBlock(y.first);
   });
-  if (users.size() < 2)
+  return users;
+}
+
+/// The value `use` (the first of `alloc`'s) fills all of it with, if it
+/// does.
+Value fillsWhole(memref::AllocOp alloc, std::pair<Operation *, Value> use) {
+  auto fill = dyn_cast<linalg::LinalgOp>(use.first);
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getNumDpsInits() != 1 ||
+      fill.getDpsInitOperand(0)->get() != use.second ||
+      wholeBuffer(use.second) != alloc.getResult())
+    return {};
+  return fillValue(fill);
+}
+
+} // namespace
+
+Value filledThenYielded(memref::AllocOp alloc) {
+  std::optional<SmallVector<std::pair<Operation *, Value>>> users =
+      usesInOrder(alloc);
+  if (!users || users->size() != 2 ||
+      (*users)[1].first != alloc->getBlock()->getTerminator())
+    return {};
+  return fillsWhole(alloc, (*users)[0]);
+}
+
+std::optional<FilledCopy> filledCopy(memref::AllocOp alloc) {
+  std::optional<SmallVector<std::pair<Operation *, Value>>> users =
+      usesInOrder(alloc);
+  if (!users || users->size() < 2)
     return std::nullopt;
   FilledCopy h;
   // First the fill, of the whole buffer.
-  auto fill = dyn_cast<linalg::LinalgOp>(users[0].first);
-  if (!fill || !fill.hasPureBufferSemantics() || fill.getNumDpsInits() != 1 ||
-      fill.getDpsInitOperand(0)->get() != users[0].second ||
-      wholeBuffer(users[0].second) != alloc.getResult())
-    return std::nullopt;
-  h.fill = fill;
-  h.value = fillValue(fill);
+  h.fill = dyn_cast<linalg::LinalgOp>((*users)[0].first);
+  h.value = fillsWhole(alloc, (*users)[0]);
   if (!h.value)
     return std::nullopt;
   // Then an op that writes one subview whole and reads nothing of the
   // buffer.
-  auto copy = dyn_cast<linalg::LinalgOp>(users[1].first);
-  auto middle = users[1].second.getDefiningOp<memref::SubViewOp>();
+  auto copy = dyn_cast<linalg::LinalgOp>((*users)[1].first);
+  auto middle = (*users)[1].second.getDefiningOp<memref::SubViewOp>();
   if (!copy || !middle || !copy.hasPureBufferSemantics() || !writesAll(copy) ||
       copy.getDpsInitOperand(0)->get() != middle.getResult() ||
       middle.getSourceType().getRank() != middle.getType().getRank() ||
       !llvm::all_of(middle.getMixedStrides(),
                     [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
     return std::nullopt;
-  for (auto &[user, through] : llvm::drop_begin(users, 2)) {
+  for (auto &[user, through] : llvm::drop_begin(*users, 2)) {
     if (user == copy)
       return std::nullopt; // it reads the buffer too
     h.readers.push_back(user);

@@ -64,6 +64,11 @@ struct FilledCopy {
 /// others in the same block; its shape is static.
 std::optional<FilledCopy> filledCopy(mlir::memref::AllocOp alloc);
 
+/// The value `alloc` is filled with whole, when that fill and the
+/// terminator of its block are its only uses (a padded tile's branch for
+/// an empty region); null otherwise.
+mlir::Value filledThenYielded(mlir::memref::AllocOp alloc);
+
 /// The value `op` writes to every element of its only output, when it is
 /// one value: a linalg.fill's, or a generic's that yields a value from
 /// outside its body or its scalar input.
