@@ -467,9 +467,15 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     output is loaded and stored once per block instead of once per
     multiply-add. Without a row loop of `b` (depthwise convolutions and
     pooling: every operand uses the channel) the rows are the output's
-    rows, a loop of `a`: each step loads rows x 2 vectors of `a` and
-    broadcasts one scalar of `b`. With stride 2 each vector of `a` is the
-    even elements of two loads, picked by a shuffle. Columns past the last
+    rows, a loop of `a`: each step loads a vector of `a` per accumulator and
+    broadcasts one scalar of `b`, so these blocks hold a quarter of the
+    vector registers (an eighth when stride-2 vectors are shuffled). With
+    stride 2 each vector of `a` is the even elements of two loads, picked
+    by a shuffle, or `a` is split into its even and odd columns once (see
+    `two-vector-permute`); when `a` is a padded tile that only the
+    contraction reads (filled with a value, a region of another buffer
+    copied in), the split reads that buffer's region directly, writes the
+    value around it, and the tile is erased. Columns past the last
     full block get one narrower block whose last vector is masked; rows
     past the last full block one block of fewer rows. With 32 registers of
     16 lanes (AVX-512), a row of 3 to 5 vectors that blocks of two would
