@@ -287,6 +287,136 @@ void eraseTile(RewriterBase &rewriter, const PaddedTile &tile) {
     rewriter.eraseOp(o);
 }
 
+/// A stride-1 convolution whose workgroup tile holds whole rows of its
+/// input (a padded tile of full-width source rows) vectorized along the
+/// output's rows and columns as one flat run of pixels: vectors then
+/// cross from one row into the next, so that two rows of 56 columns take
+/// 7 vectors of 16 lanes instead of 8. The tile's rows are laid out
+/// without the padding columns between them, one after another, so that
+/// tap (kh, kw) of output pixel q = oh * W + ow reads element
+/// q + kh * W + kw; a lane whose tap falls in the padding (ow + kw left
+/// of the row or past its end) is masked, a constant mask per vector and
+/// column tap.
+struct FlatRows {
+  unsigned row = 0;      ///< the output rows' loop (one of k.outer)
+  unsigned tap = 0;      ///< the column taps' loop (k's innermost reduction)
+  int64_t width = 0;     ///< W: the output's and the source's columns
+  int64_t padLeft = 0;   ///< the tile's columns left of the source's
+  int64_t tileRows = 0;  ///< rows of the padded tile
+  int64_t tileWidth = 0; ///< columns of the padded tile
+};
+
+/// Whether contraction `k` of `op`, reading the padded tile `tile`, runs
+/// as flat pixel runs (FlatRows), and fills fewer vectors of `lanes` that
+/// way.
+std::optional<FlatRows> flatRows(linalg::GenericOp op, const Contraction &k,
+                                 const PaddedTile &tile, int64_t lanes) {
+  if (k.stride != 1 || k.rowsInA || !k.f ||
+      k.combine != Contraction::Combine::MultiplyAdd || k.integer || k.dot ||
+      k.dequant || k.window || k.narrowFloat || k.blockInner ||
+      k.reductions.empty())
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  AffineMap aMap = maps[k.a], outMap = maps.back();
+  auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[k.a].getType());
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  auto baseType = dyn_cast<MemRefType>(tile.base.getType());
+  int64_t rank = aMap.getNumResults();
+  if (!aType || !outType || !baseType || !aType.hasStaticShape() ||
+      !outType.hasStaticShape() || rank < 3 || aType.getRank() != rank ||
+      baseType.getRank() != rank || outMap.getNumResults() < 2)
+    return std::nullopt;
+  FlatRows flat;
+  flat.tap = k.reductions.back();
+  // Columns: p + kw alone.
+  AffineExpr col = aMap.getResult(rank - 1), rowExpr = aMap.getResult(rank - 2);
+  if (dlc::codegen::linearCoefficient(col, flat.tap) !=
+      std::optional<int64_t>(1))
+    return std::nullopt;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (d != k.p && d != flat.tap && col.isFunctionOfDim(d))
+      return std::nullopt;
+  // Rows: oh + (other reduction loops), oh an outer loop that nothing
+  // else of a or b reads, the output's rows right before its columns.
+  std::optional<unsigned> row;
+  for (unsigned d : k.outer)
+    if (dlc::codegen::linearCoefficient(rowExpr, d) ==
+        std::optional<int64_t>(1))
+      row = d;
+  if (!row)
+    return std::nullopt;
+  flat.row = *row;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (d != flat.row && rowExpr.isFunctionOfDim(d) &&
+        (!llvm::is_contained(k.reductions, d) || d == flat.tap))
+      return std::nullopt;
+  for (int64_t r = 0; r + 2 < rank; ++r)
+    if (aMap.getResult(r).isFunctionOfDim(flat.row) ||
+        aMap.getResult(r).isFunctionOfDim(flat.tap))
+      return std::nullopt;
+  if (uses(maps[k.b], flat.row) ||
+      outMap.getResult(outMap.getNumResults() - 1) !=
+          getAffineDimExpr(k.p, op.getContext()) ||
+      outMap.getResult(outMap.getNumResults() - 2) !=
+          getAffineDimExpr(flat.row, op.getContext()))
+    return std::nullopt;
+  flat.width = trips[k.p];
+  int64_t pixels = trips[flat.row] * flat.width;
+  // Only where the flat run fills fewer vectors.
+  if ((pixels + lanes - 1) / lanes >=
+      trips[flat.row] * ((flat.width + lanes - 1) / lanes))
+    return std::nullopt;
+  // The tile: every row of the source's full width; the dims before the
+  // rows copied whole.
+  ArrayRef<int64_t> shape = aType.getShape();
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (!isConstantIntValue(tile.at[d], 0) ||
+        !isConstantIntValue(tile.sizes[d], shape[d]))
+      return std::nullopt;
+  std::optional<int64_t> padLeft = getConstantIntValue(tile.at.back());
+  if (!isConstantIntValue(tile.offsets.back(), 0) ||
+      !isConstantIntValue(tile.sizes.back(), flat.width) || !padLeft ||
+      baseType.getShape().back() != flat.width)
+    return std::nullopt;
+  flat.padLeft = *padLeft;
+  flat.tileRows = shape[rank - 2];
+  flat.tileWidth = shape[rank - 1];
+  if (flat.padLeft + flat.width > flat.tileWidth)
+    return std::nullopt;
+  // The source's and the output's rows are contiguous (their last two
+  // dims collapse into one).
+  auto rowsContiguous = [](MemRefType t, int64_t width) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return succeeded(t.getStridesAndOffset(strides, offset)) &&
+           strides.size() >= 2 && strides.back() == 1 &&
+           strides[strides.size() - 2] == width;
+  };
+  if (!rowsContiguous(baseType, flat.width) ||
+      !rowsContiguous(outType, flat.width))
+    return std::nullopt;
+  // The epilogue, if any, reads the rows and columns as one dim.
+  dlc::codegen::Surroundings around = dlc::codegen::surroundingsOf(op);
+  if (around.epilogue &&
+      !dlc::codegen::epilogueJoinsDims(around, out, outMap.getNumResults() - 2))
+    return std::nullopt;
+  return flat;
+}
+
+/// `op`'s loop extents as the register tile walks them: with flat pixel
+/// runs, the column loop over all rows' pixels and the row loop once.
+SmallVector<int64_t> flatTrips(linalg::GenericOp op, const Contraction &k,
+                               const std::optional<FlatRows> &flat) {
+  SmallVector<int64_t> trips = op.getStaticLoopRanges();
+  if (flat) {
+    trips[k.p] *= trips[flat->row];
+    trips[flat->row] = 1;
+  }
+  return trips;
+}
+
 std::optional<std::pair<unsigned, bool>> extendedArgument(Value v);
 
 /// No contraction, saying why with `-debug-only=dlc-cpu-register-tile`.
@@ -865,12 +995,14 @@ class RegisterTileEmitter {
 public:
   RegisterTileEmitter(linalg::GenericOp op, const Contraction &k,
                       const RegisterTilePlan &plan, StringRef int8Dot,
-                      bool int8DotPairs, std::optional<PaddedTile> tile)
+                      bool int8DotPairs, std::optional<PaddedTile> tile,
+                      std::optional<FlatRows> flat)
       : op(op), k(k), plan(plan), int8Dot(int8Dot), int8DotPairs(int8DotPairs),
-        tile(std::move(tile)), rewriter(op.getContext()), loc(op.getLoc()),
-        trips(op.getStaticLoopRanges()), maps(op.getIndexingMapsArray()),
-        a(op.getDpsInputs()[k.a]), b(op.getDpsInputs()[k.b]),
-        out(op.getDpsInitOperand(0)->get()), lanes(plan.lanes),
+        tile(std::move(tile)), flat(flat), rewriter(op.getContext()),
+        loc(op.getLoc()), trips(flatTrips(op, k, flat)),
+        maps(op.getIndexingMapsArray()), a(op.getDpsInputs()[k.a]),
+        b(op.getDpsInputs()[k.b]), out(op.getDpsInitOperand(0)->get()),
+        lanes(plan.lanes),
         pooling(k.combine != Contraction::Combine::MultiplyAdd),
         accType(cast<MemRefType>(out.getType()).getElementType()),
         vecType(VectorType::get({lanes}, accType)),
@@ -925,6 +1057,12 @@ private:
     return arith::ExtFOp::create(bb, loc, vecType, v);
   }
 
+  /// Lays the padded tile's rows out one after another (`flatA`, for
+  /// flat pixel runs), from the tile's source: the padding columns
+  /// between rows are left out, padding rows and the ends filled with the
+  /// tile's value.
+  void flattenTile();
+
   /// Splits a stride-2 `a` into its even and odd columns, once, into
   /// [..., 2, ceil(W / 2)] (`phases`); from the source of `a` when `a` is
   /// a padded tile (`tile`).
@@ -952,6 +1090,11 @@ private:
   /// (`mask`, null when all are).
   Value aVector(OpBuilder &in, SmallVector<Value> idx, bool last,
                 int64_t lastLanes, Value mask, Value zero);
+
+  /// With flat pixel runs, the vector of `a` from pixel `q` at column tap
+  /// `t` (the current value of the other reduction loops), the lanes
+  /// `edge` leaves out (if set) the tile's value.
+  Value flatVector(OpBuilder &in, Value q, int64_t t, Value edge);
 
   /// b's value for row `i` of the block from `f0`, in every lane.
   Value bVector(OpBuilder &in, Value f0, int64_t i);
@@ -989,6 +1132,10 @@ private:
   bool int8DotPairs;
   /// `a` as a padded tile that only this contraction reads (paddedTile).
   std::optional<PaddedTile> tile;
+  /// Flat pixel runs (FlatRows): `flatA` holds the tile's rows one after
+  /// another; `flatOut` is the output with its rows and columns as one dim.
+  std::optional<FlatRows> flat;
+  Value flatA, flatOut;
   IRRewriter rewriter;
   Location loc;
   SmallVector<int64_t> trips;
@@ -1163,6 +1310,72 @@ void RegisterTileEmitter::splitPhases() {
         vector::StoreOp::create(out, loc, fill, phases, to);
     }
   }
+}
+
+void RegisterTileEmitter::flattenTile() {
+  auto aType = cast<MemRefType>(a.getType());
+  ArrayRef<int64_t> shape = aType.getShape();
+  int64_t rank = aType.getRank();
+  int64_t w = flat->width;
+  // Tile element (t, x) goes to t * W + x: the columns past a row's W
+  // source columns (its right padding) land on the next row's left
+  // padding and first columns, which masks keep from being read as such.
+  int64_t length = flat->tileRows * w + (flat->tileWidth - w);
+  SmallVector<int64_t> flatShape(shape.drop_back(2));
+  flatShape.push_back(length);
+  OpBuilder b = rewriter;
+  Type element = aType.getElementType();
+  VectorType own = VectorType::get({lanes}, element);
+  flatA = memref::AllocOp::create(b, loc, MemRefType::get(flatShape, element),
+                                  b.getI64IntegerAttr(64));
+  // The copied region of the source, its rows and columns as one dim.
+  SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
+  Value region = memref::SubViewOp::create(b, loc, tile->base, tile->offsets,
+                                           tile->sizes, ones);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    groups.push_back({d});
+  groups.push_back({rank - 2, rank - 1});
+  Value source = memref::CollapseShapeOp::create(b, loc, region, groups);
+  SmallVector<Value> lead;
+  for (int64_t e : shape.drop_back(2))
+    lead.push_back(loop(b, 0, e, 1));
+  Value fill = vector::BroadcastOp::create(b, loc, own, tile->value);
+  // `count` elements to `flatA` from `to` on: from `source` from `from`
+  // on, or (no `from`) the tile's value; vectors, the last one masked.
+  auto run = [&](Value from, Value to, Value count) {
+    OpBuilder in = b;
+    auto f = scf::ForOp::create(in, loc, cst(in, 0), count, cst(in, lanes));
+    in.setInsertionPoint(f.getBody()->getTerminator());
+    Value i = f.getInductionVar();
+    Value left = arith::SubIOp::create(in, loc, count, i);
+    Value mask = vector::CreateMaskOp::create(
+        in, loc, VectorType::get({lanes}, in.getI1Type()), ValueRange{left});
+    Value v = fill;
+    if (from) {
+      SmallVector<Value> at(lead);
+      at.push_back(arith::AddIOp::create(in, loc, from, i));
+      v = vector::MaskedLoadOp::create(in, loc, own, source, at, mask, fill);
+    }
+    SmallVector<Value> at(lead);
+    at.push_back(arith::AddIOp::create(in, loc, to, i));
+    vector::MaskedStoreOp::create(in, loc, flatA, at, mask, v);
+  };
+  auto value = [&](OpFoldResult f) {
+    return getValueOrCreateConstantIndexOp(b, loc, f);
+  };
+  // Padding rows above the source's (and the first row's left padding),
+  // the source's rows, then padding to the end.
+  Value width = cst(b, w);
+  Value begin = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, value(tile->at[rank - 2]), width),
+      cst(b, flat->padLeft));
+  Value copied =
+      arith::MulIOp::create(b, loc, value(tile->sizes[rank - 2]), width);
+  Value end = arith::AddIOp::create(b, loc, begin, copied);
+  run(Value(), cst(b, 0), begin);
+  run(cst(b, 0), begin, copied);
+  run(Value(), end, arith::SubIOp::create(b, loc, cst(b, length), end));
 }
 
 Value RegisterTileEmitter::dequantVector(OpBuilder &bb, Value laneMask,
@@ -1358,6 +1571,27 @@ Value RegisterTileEmitter::aVector(OpBuilder &in, SmallVector<Value> idx,
   return widen(vector::ShuffleOp::create(in, loc, lo, hi, even));
 }
 
+Value RegisterTileEmitter::flatVector(OpBuilder &in, Value q, int64_t t,
+                                      Value edge) {
+  // a's row and column indices at the first output pixel are the taps
+  // (kh, kw): pixel q reads element q + kh * W + kw of its rows laid flat.
+  ivs[flat->row] = cst(in, 0);
+  ivs[k.p] = cst(in, 0);
+  ivs[flat->tap] = cst(in, t);
+  SmallVector<Value> idx = indices(in, loc, maps[k.a], ivs);
+  Value column = idx.pop_back_val();
+  Value rowTap = idx.pop_back_val();
+  idx.push_back(arith::AddIOp::create(
+      in, loc, q,
+      arith::AddIOp::create(
+          in, loc, arith::MulIOp::create(in, loc, rowTap, cst(in, flat->width)),
+          column)));
+  if (!edge)
+    return vector::LoadOp::create(in, loc, vecType, flatA, idx);
+  Value pad = vector::BroadcastOp::create(in, loc, vecType, tile->value);
+  return vector::MaskedLoadOp::create(in, loc, vecType, flatA, idx, edge, pad);
+}
+
 Value RegisterTileEmitter::bVector(OpBuilder &in, Value f0, int64_t i) {
   setRow(in, f0, i);
   ivs[k.p] = cst(in, 0);
@@ -1412,24 +1646,84 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   Value zero = arith::ConstantOp::create(
       at, loc, cast<TypedAttr>(at.getZeroAttr(vecType)));
   SmallVector<Value> accs;
-  SmallVector<SmallVector<Value>> outIdx;
+  // Each accumulator's outputs: their indices in the temporary (through
+  // the epilogue), and where partial sums go (the temporary, with flat
+  // pixel runs through its view of rows and columns as one dim).
+  SmallVector<SmallVector<Value>> outIdx, partialIdx;
+  Value partialOut = flat ? flatOut : out;
   for (int64_t i = 0; i < nRows; ++i)
     for (int64_t j = 0; j < n; ++j) {
       setRow(at, f0, i);
-      ivs[k.p] = arith::AddIOp::create(at, loc, p0, cst(at, j * lanes));
+      Value q = arith::AddIOp::create(at, loc, p0, cst(at, j * lanes));
+      ivs[k.p] = q;
+      if (flat) {
+        ivs[flat->row] =
+            arith::DivUIOp::create(at, loc, q, cst(at, flat->width));
+        ivs[k.p] = arith::RemUIOp::create(at, loc, q, cst(at, flat->width));
+      }
       for (unsigned r : k.reductions)
         ivs[r] = cst(at, 0);
       outIdx.push_back(indices(at, loc, maps.back(), ivs));
+      partialIdx.push_back(outIdx.back());
+      if (flat) {
+        partialIdx.back().pop_back();
+        partialIdx.back().back() = q;
+      }
     }
+  // With flat pixel runs, which lanes of vector j read inside the source's
+  // row at column tap t (null: all of them): the lanes whose column
+  // ow = q mod W plus t, less the left padding, lies in [0, W); and in the
+  // last vector of a partial block, only its valid lanes.
+  SmallVector<SmallVector<Value>> edges;
+  if (flat) {
+    VectorType words = VectorType::get({lanes}, at.getI32Type());
+    SmallVector<int32_t> laneIds;
+    for (int64_t l = 0; l < lanes; ++l)
+      laneIds.push_back(static_cast<int32_t>(l));
+    Value iota = arith::ConstantOp::create(
+        at, loc, DenseElementsAttr::get(words, ArrayRef<int32_t>(laneIds)));
+    auto splat = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(
+          at, loc,
+          DenseElementsAttr::get(
+              words, at.getI32IntegerAttr(static_cast<int32_t>(v))));
+    };
+    for (int64_t j = 0; j < n; ++j) {
+      Value q = arith::IndexCastOp::create(
+          at, loc, at.getI32Type(),
+          arith::AddIOp::create(at, loc, p0, cst(at, j * lanes)));
+      Value column = arith::RemUIOp::create(
+          at, loc,
+          arith::AddIOp::create(
+              at, loc, vector::BroadcastOp::create(at, loc, words, q), iota),
+          splat(flat->width));
+      Value valid = j == n - 1 ? mask : Value();
+      edges.emplace_back();
+      for (int64_t t = 0; t < trips[flat->tap]; ++t) {
+        int64_t shift = t - flat->padLeft;
+        Value inside = valid;
+        if (shift != 0) {
+          // Left of the row, the sum wraps around to a large unsigned
+          // value.
+          Value sum = arith::AddIOp::create(at, loc, column, splat(shift));
+          inside = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult,
+                                         sum, splat(flat->width));
+          if (valid)
+            inside = arith::AndIOp::create(at, loc, inside, valid);
+        }
+        edges.back().push_back(inside);
+      }
+    }
+  }
   // The accumulators start as the fill's value, or as the partial sums of
   // the chunks before (in the temporary); in chunks, from the fill in the
   // first one only.
   auto loadPartial = [&](OpBuilder &bb) {
     SmallVector<Value> loaded;
-    for (auto [j, idx] : llvm::enumerate(outIdx))
+    for (auto [j, idx] : llvm::enumerate(partialIdx))
       loaded.push_back(loadVector(
-          bb, out, idx, static_cast<int64_t>(j % n) == n - 1 ? mask : Value(),
-          zero));
+          bb, partialOut, idx,
+          static_cast<int64_t>(j % n) == n - 1 ? mask : Value(), zero));
     return loaded;
   };
   auto broadcastFill = [&](OpBuilder &bb) {
@@ -1463,6 +1757,9 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   ValueRange outerCarried;
   SmallVector<Value> blockStart;
   for (auto [l, r] : llvm::enumerate(k.reductions)) {
+    // Flat pixel runs take the column taps unrolled, each with its masks.
+    if (flat && r == flat->tap)
+      break;
     if (factors && l == numOuter) {
       outerCarried = carried;
       blockStart.assign(nRows * n + (factors->zero ? nRows : 0), zero);
@@ -1481,65 +1778,85 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   }
   if (k.dot)
     ivs[*k.dot] = cst(in, 0);
-  // The vectors of a: one set, or one per row when the rows are a's.
-  SmallVector<Value> avec;
-  for (int64_t j = 0; j < (k.rowsInA ? nRows : 1) * n; ++j) {
-    if (k.rowsInA)
-      setRow(in, f0, j / n);
-    else if (k.f)
-      ivs[*k.f] = cst(in, 0);
-    ivs[k.p] = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
-    avec.push_back(aVector(in, indices(in, loc, maps[k.a], ivs), j % n == n - 1,
-                           lastLanes, mask, zero));
-  }
-  SmallVector<Value> next, rowB;
-  Value bv;
-  // The 16-bit halves of each byte vector a step splits (dotFromPairs),
-  // split once however many products read it.
-  llvm::DenseMap<Value, std::pair<Value, Value>> halves;
-  for (int64_t i = 0; i < nRows; ++i) {
-    auto aOf = [&](int64_t j) { return avec[k.rowsInA ? i * n + j : j]; };
-    if (pooling) {
-      for (int64_t j = 0; j < n; ++j)
-        // A window's maximum does not tell -0 from +0 (either is
-        // the value); without that, x86 needs half the instructions.
-        next.push_back(k.combine == Contraction::Combine::Max
-                           ? Value(arith::MaximumFOp::create(
-                                 in, loc, carried[i * n + j], aOf(j),
-                                 arith::FastMathFlags::nsz))
-                           : Value(arith::AddFOp::create(
-                                 in, loc, carried[i * n + j], aOf(j))));
-      continue;
+  // One step of the reduction from the sums `carried` (at column tap `t`
+  // with flat pixel runs).
+  auto step = [&](ValueRange carried, int64_t t) {
+    if (flat)
+      ivs[flat->tap] = cst(in, t);
+    // The vectors of a: one set, or one per row when the rows are a's.
+    SmallVector<Value> avec;
+    for (int64_t j = 0; j < (k.rowsInA ? nRows : 1) * n; ++j) {
+      if (k.rowsInA)
+        setRow(in, f0, j / n);
+      else if (k.f)
+        ivs[*k.f] = cst(in, 0);
+      Value q = arith::AddIOp::create(in, loc, p0, cst(in, (j % n) * lanes));
+      if (flat) {
+        avec.push_back(flatVector(in, q, t, edges[j % n][t]));
+        continue;
+      }
+      ivs[k.p] = q;
+      avec.push_back(aVector(in, indices(in, loc, maps[k.a], ivs),
+                             j % n == n - 1, lastLanes, mask, zero));
     }
-    // b's scalar: one per row, or one for all when the rows are a's.
-    if (!bv || !k.rowsInA)
-      bv = bVector(in, f0, i);
-    rowB.push_back(bv);
-    if (k.dot) {
-      StringAttr name = in.getStringAttr(int8Dot);
-      for (int64_t j = 0; j < n; ++j) {
-        Value u = k.aUnsigned ? aOf(j) : bv, v = k.aUnsigned ? bv : aOf(j);
-        next.push_back(int8DotPairs
-                           ? dotFromPairs(in, carried[i * n + j], u, v, halves)
+    SmallVector<Value> next, rowB;
+    Value bv;
+    // The 16-bit halves of each byte vector a step splits (dotFromPairs),
+    // split once however many products read it.
+    llvm::DenseMap<Value, std::pair<Value, Value>> halves;
+    for (int64_t i = 0; i < nRows; ++i) {
+      auto aOf = [&](int64_t j) { return avec[k.rowsInA ? i * n + j : j]; };
+      if (pooling) {
+        for (int64_t j = 0; j < n; ++j)
+          // A window's maximum does not tell -0 from +0 (either is
+          // the value); without that, x86 needs half the instructions.
+          next.push_back(k.combine == Contraction::Combine::Max
+                             ? Value(arith::MaximumFOp::create(
+                                   in, loc, carried[i * n + j], aOf(j),
+                                   arith::FastMathFlags::nsz))
+                             : Value(arith::AddFOp::create(
+                                   in, loc, carried[i * n + j], aOf(j))));
+        continue;
+      }
+      // b's scalar: one per row, or one for all when the rows are a's.
+      if (!bv || !k.rowsInA)
+        bv = bVector(in, f0, i);
+      rowB.push_back(bv);
+      if (k.dot) {
+        StringAttr name = in.getStringAttr(int8Dot);
+        for (int64_t j = 0; j < n; ++j) {
+          Value u = k.aUnsigned ? aOf(j) : bv, v = k.aUnsigned ? bv : aOf(j);
+          next.push_back(
+              int8DotPairs ? dotFromPairs(in, carried[i * n + j], u, v, halves)
                            : LLVM::CallIntrinsicOp::create(
                                  in, loc, vecType, name,
                                  ValueRange{carried[i * n + j], u, v})
                                  .getResult(0));
+        }
+        continue;
       }
-      continue;
+      for (int64_t j = 0; j < n; ++j)
+        next.push_back(k.integer
+                           ? Value(arith::AddIOp::create(
+                                 in, loc, carried[i * n + j],
+                                 arith::MulIOp::create(in, loc, aOf(j), bv)))
+                           : Value(vector::FMAOp::create(in, loc, aOf(j), bv,
+                                                         carried[i * n + j])));
     }
-    for (int64_t j = 0; j < n; ++j)
-      next.push_back(k.integer
-                         ? Value(arith::AddIOp::create(
-                               in, loc, carried[i * n + j],
-                               arith::MulIOp::create(in, loc, aOf(j), bv)))
-                         : Value(vector::FMAOp::create(in, loc, aOf(j), bv,
-                                                       carried[i * n + j])));
+    if (factors && factors->zero)
+      for (int64_t i = 0; i < nRows; ++i)
+        next.push_back(
+            arith::AddFOp::create(in, loc, carried[nRows * n + i], rowB[i]));
+    return next;
+  };
+  SmallVector<Value> next;
+  if (flat) {
+    next.assign(carried.begin(), carried.end());
+    for (int64_t t = 0; t < trips[flat->tap]; ++t)
+      next = step(next, t);
+  } else {
+    next = step(carried, 0);
   }
-  if (factors && factors->zero)
-    for (int64_t i = 0; i < nRows; ++i)
-      next.push_back(
-          arith::AddFOp::create(in, loc, carried[nRows * n + i], rowB[i]));
   scf::YieldOp::create(in, loc, next);
   auto chain = [&](size_t from, size_t to) {
     for (size_t l = from; l > to; --l) {
@@ -1586,9 +1903,10 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
     for (auto [j, r] : llvm::enumerate(sums)) {
       bool last = static_cast<int64_t>(j % n) == n - 1;
       if (last && mask)
-        vector::MaskedStoreOp::create(bb, loc, out, outIdx[j], mask, r);
+        vector::MaskedStoreOp::create(bb, loc, partialOut, partialIdx[j], mask,
+                                      r);
       else
-        vector::StoreOp::create(bb, loc, r, out, outIdx[j]);
+        vector::StoreOp::create(bb, loc, r, partialOut, partialIdx[j]);
     }
   };
   auto storeFinal = [&](OpBuilder &bb) {
@@ -1659,10 +1977,23 @@ void RegisterTileEmitter::run() {
     rewriter.setInsertionPoint(around.epilogue);
   // A padded tile that only the contraction reads is split into phases
   // straight from its source, and never made.
-  if (plan.splitPhases)
+  if (plan.splitPhases) {
     splitPhases();
-  else
+  } else if (flat) {
+    flattenTile();
+  } else {
     tile.reset();
+  }
+  // With flat pixel runs, partial sums (between chunks, or without a fill
+  // or an epilogue) go to the temporary's rows and columns as one dim.
+  if (flat && (chunked || !around.fill || !around.epilogue)) {
+    auto outType = cast<MemRefType>(out.getType());
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 2 < outType.getRank(); ++d)
+      groups.push_back({d});
+    groups.push_back({outType.getRank() - 2, outType.getRank() - 1});
+    flatOut = memref::CollapseShapeOp::create(rewriter, loc, out, groups);
+  }
   OpBuilder start = rewriter;
   if (chunked)
     chunk0 = loop(start, 0, trips[r0], plan.chunk);
@@ -1683,6 +2014,8 @@ void RegisterTileEmitter::run() {
   }
   if (phases)
     memref::DeallocOp::create(rewriter, loc, phases);
+  if (flatA)
+    memref::DeallocOp::create(rewriter, loc, flatA);
   rewriter.eraseOp(op);
   if (tile)
     eraseTile(rewriter, *tile);
@@ -1773,13 +2106,20 @@ struct CPURegisterTilePass
       auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[k.a].getType());
       bool aStatic = aType && aType.hasStaticShape() && aType.getRank() >= 1;
       std::optional<PaddedTile> tile;
-      if (aStatic && k.stride == 2)
+      if (aStatic && (k.stride == 2 || k.stride == 1))
         tile = paddedTile(op.getDpsInputs()[k.a], op);
+      std::optional<FlatRows> flat;
+      if (tile && k.stride == 1) {
+        flat = flatRows(op, k, *tile, std::max<int64_t>(vectorBits / 32, 4));
+        if (!flat)
+          tile.reset();
+      }
       std::optional<RegisterTilePlan> plan = dlc::codegen::planRegisterTile(
-          k, op.getStaticLoopRanges(), op.getIndexingMapsArray(), target,
-          aStatic, tile.has_value());
+          k, flatTrips(op, k, flat), op.getIndexingMapsArray(), target, aStatic,
+          tile.has_value());
       if (plan)
-        RegisterTileEmitter(op, k, *plan, int8Dot, int8DotPairs, tile).run();
+        RegisterTileEmitter(op, k, *plan, int8Dot, int8DotPairs, tile, flat)
+            .run();
     }
   }
 };

@@ -285,6 +285,20 @@ SmallVector<Value> dlc::codegen::indicesAt(OpBuilder &b, Location loc,
   return result;
 }
 
+bool dlc::codegen::epilogueJoinsDims(const Surroundings &around, Value out,
+                                     unsigned dim) {
+  if (!around.epilogue || !around.reshaped)
+    return false;
+  auto from = cast<MemRefType>(out.getType());
+  linalg::GenericOp epilogue = around.epilogue;
+  auto to =
+      cast<MemRefType>(epilogue.getDpsInputs()[around.epilogueInput].getType());
+  std::optional<SmallVector<std::pair<unsigned, unsigned>>> groups =
+      collapseGroups(from.getShape(), to.getShape());
+  return groups && !groups->empty() && groups->back().first <= dim &&
+         groups->back().second == from.getRank();
+}
+
 void dlc::codegen::storeThroughEpilogue(OpBuilder &bb, Location loc,
                                         const Surroundings &around, Value out,
                                         int64_t lanes, Value acc,

@@ -43,6 +43,11 @@ struct Surroundings {
 /// when nothing else touches the temporary.
 Surroundings surroundingsOf(mlir::linalg::GenericOp op);
 
+/// Whether `around`'s epilogue reads the temporary `out` through a view
+/// whose last dim joins `out`'s dims from `dim` on: a vector may then run
+/// across the rows of those dims (flat pixel runs of dlc-cpu-register-tile).
+bool epilogueJoinsDims(const Surroundings &around, mlir::Value out,
+                       unsigned dim);
 /// The indices an operand's `map` gives at loop values `ivs` (dims as they
 /// are, constants and other expressions through affine.apply).
 llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,

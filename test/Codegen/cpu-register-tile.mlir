@@ -1165,3 +1165,157 @@ func.func @padded_tile_read_in_branch(%in: memref<2x16x8xf32>, %w: memref<2x3x3x
   }
   return
 }
+
+// -----
+
+// A stride-1 convolution over a padded tile of whole input rows (rows
+// [%r0, %r0 + %n) of a 12-column input copied to row %at, column 1; an
+// scf.if takes the filled tile alone when no row is copied), whose
+// epilogue reads the output's 2 rows and 12 columns as one dim of 24:
+// with 8 lanes, rows of 12 take 2 vectors each (4) and the flat run of 24
+// pixels 3. The tile's rows are laid out one after another (50 = 4 rows x
+// 12 + the 2 padding columns past the last one), filled from the input's
+// rows straight; pixel q reads element q + 12 kh + kw, the column taps
+// unrolled: tap 0 and tap 2 masked where a lane's column is the row's
+// first or last, tap 1 not. With 16 lanes the flat run fills no fewer
+// vectors (2 and 2), and with 4 rows of 12 are 3 whole vectors: the tile
+// stays.
+// CHECK-LABEL: func.func @flat_rows(
+// CHECK: %[[F:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x50xf32>
+// CHECK: %[[R:.*]] = memref.subview %{{.*}}[0, 0, %{{.*}}, 0] [1, 2, %{{.*}}, 12] [1, 1, 1, 1]
+// CHECK: %[[S:.*]] = memref.collapse_shape %[[R]] {{\[}}[0], [1], [2, 3]]
+// CHECK: vector.maskedstore %[[F]]
+// CHECK: vector.maskedload %[[S]]
+// CHECK: vector.maskedstore %[[F]]
+// CHECK: vector.maskedstore %[[F]]
+// CHECK: arith.remui %{{.*}} : vector<8xi32>
+// CHECK: arith.cmpi ult
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK-NOT: scf.for
+// CHECK: vector.maskedload %[[F]]
+// CHECK: vector.maskedload %[[F]]
+// CHECK: vector.fma
+// CHECK: vector.load %[[F]]
+// CHECK: vector.load %[[F]]
+// CHECK: vector.fma
+// CHECK: vector.maskedload %[[F]]
+// CHECK: vector.maskedload %[[F]]
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: memref.load %{{.*}} : memref<3xf32>
+// CHECK: vector.store %{{.*}} : memref<1x3x24xf32>, vector<8xf32>
+// CHECK: memref.dealloc %[[F]]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref<1x2x4x14xf32>
+// CHECK: return
+// DOT-LABEL: func.func @flat_rows(
+// NEON-LABEL: func.func @flat_rows(
+// NEON-NOT: memref<1x2x50xf32>
+// NEON: scf.if %{{.*}} -> (memref<1x2x4x14xf32>)
+// NEON16-LABEL: func.func @flat_rows(
+// SDOT-LABEL: func.func @flat_rows(
+// AVX512-LABEL: func.func @flat_rows(
+// AVX512-NOT: memref<1x2x50xf32>
+// AVX512: scf.if %{{.*}} -> (memref<1x2x4x14xf32>)
+// PAIRS-LABEL: func.func @flat_rows(
+// INLANE-LABEL: func.func @flat_rows(
+#qin = affine_map<(f, r, w, c, kh, kw) -> (0, c, r + kh, w + kw)>
+#qw = affine_map<(f, r, w, c, kh, kw) -> (f, c, kh, kw)>
+#qout = affine_map<(f, r, w, c, kh, kw) -> (0, f, r, w)>
+#qid4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#qe = affine_map<(c, p) -> (0, c, p)>
+#qb = affine_map<(c, p) -> (c)>
+func.func @flat_rows(%in: memref<1x2x8x12xf32>, %w: memref<3x2x3x3xf32>, %bias: memref<3xf32>, %y: memref<1x3x24xf32>, %r0: index, %n: index, %at: index) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %empty = arith.cmpi eq, %n, %c0 : index
+  %tile = scf.if %empty -> (memref<1x2x4x14xf32>) {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x14xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<1x2x4x14xf32>)
+    scf.yield %t : memref<1x2x4x14xf32>
+  } else {
+    %src = memref.subview %in[0, 0, %r0, 0] [1, 2, %n, 12] [1, 1, 1, 1] : memref<1x2x8x12xf32> to memref<1x2x?x12xf32, strided<[192, 96, 12, 1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x14xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<1x2x4x14xf32>)
+    %mid = memref.subview %t[0, 0, %at, 1] [1, 2, %n, 12] [1, 1, 1, 1] : memref<1x2x4x14xf32> to memref<1x2x?x12xf32, strided<[112, 56, 14, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#qid4, #qid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%src : memref<1x2x?x12xf32, strided<[192, 96, 12, 1], offset: ?>>) outs(%mid : memref<1x2x?x12xf32, strided<[112, 56, 14, 1], offset: ?>>) {
+    ^bb0(%x: f32, %o: f32):
+      linalg.yield %x : f32
+    }
+    scf.yield %t : memref<1x2x4x14xf32>
+  }
+  %acc = memref.alloc() {alignment = 64 : i64} : memref<1x3x2x12xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x3x2x12xf32>)
+  linalg.generic {indexing_maps = [#qin, #qw, #qout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%tile, %w : memref<1x2x4x14xf32>, memref<3x2x3x3xf32>) outs(%acc : memref<1x3x2x12xf32>) {
+  ^bb0(%x: f32, %k: f32, %o: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  %rows = memref.collapse_shape %acc [[0], [1], [2, 3]] : memref<1x3x2x12xf32> into memref<1x3x24xf32>
+  linalg.generic {indexing_maps = [#qe, #qb, #qe], iterator_types = ["parallel", "parallel"]}
+      ins(%rows, %bias : memref<1x3x24xf32>, memref<3xf32>) outs(%y : memref<1x3x24xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  }
+  %base, %offset, %sizes:4, %strides:4 = memref.extract_strided_metadata %tile : memref<1x2x4x14xf32> -> memref<f32>, index, index, index, index, index, index, index, index, index
+  memref.dealloc %base : memref<f32>
+  memref.dealloc %acc : memref<1x3x2x12xf32>
+  return
+}
+
+// -----
+
+// The same convolution whose epilogue reads the output's rows apart (a
+// vector may not run from one row into the next there): no flat run, the
+// tile stays.
+// CHECK-LABEL: func.func @flat_rows_apart(
+// CHECK-NOT: memref<1x2x50xf32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x2x4x14xf32>
+// CHECK: vector.fma
+// CHECK-NOT: memref<1x2x50xf32>
+// CHECK: return
+// DOT-LABEL: func.func @flat_rows_apart(
+// NEON-LABEL: func.func @flat_rows_apart(
+// NEON16-LABEL: func.func @flat_rows_apart(
+// SDOT-LABEL: func.func @flat_rows_apart(
+// AVX512-LABEL: func.func @flat_rows_apart(
+// PAIRS-LABEL: func.func @flat_rows_apart(
+// INLANE-LABEL: func.func @flat_rows_apart(
+#pin = affine_map<(f, r, w, c, kh, kw) -> (0, c, r + kh, w + kw)>
+#pw = affine_map<(f, r, w, c, kh, kw) -> (f, c, kh, kw)>
+#pout = affine_map<(f, r, w, c, kh, kw) -> (0, f, r, w)>
+#pid4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#pb = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @flat_rows_apart(%in: memref<1x2x8x12xf32>, %w: memref<3x2x3x3xf32>, %bias: memref<3xf32>, %y: memref<1x3x2x12xf32>, %r0: index, %n: index, %at: index) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %src = memref.subview %in[0, 0, %r0, 0] [1, 2, %n, 12] [1, 1, 1, 1] : memref<1x2x8x12xf32> to memref<1x2x?x12xf32, strided<[192, 96, 12, 1], offset: ?>>
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x14xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1x2x4x14xf32>)
+  %mid = memref.subview %t[0, 0, %at, 1] [1, 2, %n, 12] [1, 1, 1, 1] : memref<1x2x4x14xf32> to memref<1x2x?x12xf32, strided<[112, 56, 14, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#pid4, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%src : memref<1x2x?x12xf32, strided<[192, 96, 12, 1], offset: ?>>) outs(%mid : memref<1x2x?x12xf32, strided<[112, 56, 14, 1], offset: ?>>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  %acc = memref.alloc() {alignment = 64 : i64} : memref<1x3x2x12xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<1x3x2x12xf32>)
+  linalg.generic {indexing_maps = [#pin, #pw, #pout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%t, %w : memref<1x2x4x14xf32>, memref<3x2x3x3xf32>) outs(%acc : memref<1x3x2x12xf32>) {
+  ^bb0(%x: f32, %k: f32, %o: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#pid4, #pb, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%acc, %bias : memref<1x3x2x12xf32>, memref<3xf32>) outs(%y : memref<1x3x2x12xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<1x2x4x14xf32>
+  memref.dealloc %acc : memref<1x3x2x12xf32>
+  return
+}

@@ -475,7 +475,16 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     `two-vector-permute`); when `a` is a padded tile that only the
     contraction reads (filled with a value, a region of another buffer
     copied in), the split reads that buffer's region directly, writes the
-    value around it, and the tile is erased. Columns past the last
+    value around it, and the tile is erased. A stride-1 convolution whose
+    padded tile holds whole rows of its input (full width), and whose
+    epilogue reads the output's rows and columns as one dim, runs its
+    output rows as one flat run of pixels when that fills fewer vectors
+    (2 rows of 56 columns: 7 vectors of 16 lanes, not 8): the tile's rows
+    are laid out one after another without the padding columns between
+    them, read from its source, so that pixel q at taps (kh, kw) reads
+    element q + kh * W + kw; the column taps are unrolled, and a lane whose
+    tap falls left of its row or past its end is masked (a mask per vector
+    and tap, computed once per block). Columns past the last
     full block get one narrower block whose last vector is masked; rows
     past the last full block one block of fewer rows. With 32 registers of
     16 lanes (AVX-512), a row of 3 to 5 vectors that blocks of two would
