@@ -9,6 +9,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/SmallBitVector.h"
+
 namespace dlc {
 #define GEN_PASS_DEF_CPULOOPORDER
 #include "dlc/Codegen/Passes.h.inc"
@@ -182,7 +184,7 @@ FailureOr<SmallVector<int64_t>> groupPositions(AffineMap map,
 /// one contiguous block (a 1x1 convolution's oh and ow, a global pool's
 /// window), so that the innermost loop is long enough to vectorize.
 /// Operands are collapsed with memref.collapse_shape where their strides
-/// allow it; the merged loops' indices are recovered by division.
+/// allow it; loops whose index the body reads are not merged.
 linalg::GenericOp collapseLoops(IRRewriter &rewriter, linalg::GenericOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -219,12 +221,23 @@ linalg::GenericOp collapseLoops(IRRewriter &rewriter, linalg::GenericOp op) {
     return true;
   };
 
+  // Loops whose index the body reads (a gather's coordinates: nearest
+  // upsampling reads in[.., h floordiv 2, w floordiv 2]) stay loops of
+  // their own: merged, each element would take its indices apart from the
+  // merged one by division, a division by a constant per merged dim and
+  // element (YOLOv8n's 2x upsampling of 128 x 20 x 20 values: 449 -> 58 us
+  // on one Zen 4 core with the loops kept; PP-OCR's text detector 4%
+  // faster).
+  llvm::SmallBitVector indexed(iterators.size());
+  op.getBody()->walk(
+      [&](linalg::IndexOp index) { indexed.set(index.getDim()); });
   // Greedy runs of adjacent loops of one kind.
   SmallVector<SmallVector<int64_t>> groups;
   for (unsigned d = 0; d < iterators.size();) {
     SmallVector<int64_t> group = {static_cast<int64_t>(d)};
     unsigned next = d + 1;
-    while (next < iterators.size() && iterators[next] == iterators[d]) {
+    while (next < iterators.size() && iterators[next] == iterators[d] &&
+           !indexed.test(d) && !indexed.test(next)) {
       SmallVector<int64_t> wider = group;
       wider.push_back(next);
       if (!legal(wider))
@@ -281,25 +294,13 @@ linalg::GenericOp collapseLoops(IRRewriter &rewriter, linalg::GenericOp op) {
       ArrayRef<Value>(operands).take_front(op.getNumDpsInputs()),
       ArrayRef<Value>(operands).drop_front(op.getNumDpsInputs()), newMaps,
       newIterators);
+  // Loops whose index the body reads are never merged (above): their
+  // indices are only renumbered.
   for (linalg::IndexOp i : moveBody(rewriter, op, generic)) {
+    assert(groups[groupOf[i.getDim()]].size() == 1 && "indexed loop merged");
     rewriter.setInsertionPoint(i);
-    ArrayRef<int64_t> group = groups[groupOf[i.getDim()]];
-    Value merged = linalg::IndexOp::create(rewriter, loc, groupOf[i.getDim()]);
-    // Index of dim d in the merged loop: (merged / inner) % size(d).
-    int64_t inner = 1;
-    for (int64_t d : group)
-      if (d > static_cast<int64_t>(i.getDim()))
-        inner *= trips[d];
-    Value v = merged;
-    if (inner != 1)
-      v = arith::DivUIOp::create(
-          rewriter, loc, v,
-          arith::ConstantIndexOp::create(rewriter, loc, inner));
-    if (group.front() != static_cast<int64_t>(i.getDim()))
-      v = arith::RemUIOp::create(
-          rewriter, loc, v,
-          arith::ConstantIndexOp::create(rewriter, loc, trips[i.getDim()]));
-    rewriter.replaceOp(i, v);
+    rewriter.replaceOp(
+        i, linalg::IndexOp::create(rewriter, loc, groupOf[i.getDim()]));
   }
   rewriter.eraseOp(op);
   return generic;

@@ -60,25 +60,28 @@ func.func @conv1x1(%x: memref<1x8x7x7xf32>, %w: memref<16x8x1x1xf32>, %y: memref
 
 // -----
 
-// Merged loops keep their indices: linalg.index of a merged dim becomes a
-// division of the merged index. Elementwise arithmetic rounds as written:
-// neither contracted (a Mul then an Add rounds twice in ONNX Runtime) nor
-// reassociated.
+// A loop whose index the body reads is not merged with its neighbours
+// (each element would take the index apart from the merged one by a
+// division); the loops after it are. Elementwise arithmetic rounds as
+// written: neither contracted (a Mul then an Add rounds twice in ONNX
+// Runtime) nor reassociated.
 // CHECK-LABEL: func.func @elementwise
 // CHECK: linalg.generic
-// CHECK-SAME: iterator_types = ["parallel"]
-// CHECK-SAME: memref<32xf32>
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: memref<4x16xf32>
 // CHECK: %[[P:.*]] = linalg.index 0 : index
-// CHECK: arith.divui %[[P]], %{{.*}} : index
+// CHECK-NOT: arith.divui
+// CHECK-NOT: arith.remui
+// CHECK: arith.index_cast %[[P]]
 // CHECK: arith.mulf
 // CHECK-NOT: fastmath
 // CHECK: arith.addf
 // CHECK-NOT: fastmath
 // CHECK: linalg.yield
-#id = affine_map<(d0, d1) -> (d0, d1)>
-func.func @elementwise(%a: memref<4x8xf32>, %c: memref<4x8xf32>) {
-  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<4x8xf32>) outs(%c : memref<4x8xf32>) {
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @elementwise(%a: memref<4x8x2xf32>, %c: memref<4x8x2xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : memref<4x8x2xf32>) outs(%c : memref<4x8x2xf32>) {
   ^bb0(%x: f32, %y: f32):
     %i = linalg.index 0 : index
     %ii = arith.index_cast %i : index to i32
