@@ -393,7 +393,10 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::func::FuncOp"> {
     loop vectorizer. Loops of trip count 1 go away (a 1x1 kernel window, a
     batch of one); runs of adjacent loops that every operand walks as one
     contiguous block merge into one loop over collapsed buffers (a 1x1
-    convolution's oh and ow, a global pool's window). Then a cost model
+    convolution's oh and ow, a global pool's window), except loops whose
+    index the body reads (a gather's coordinates, as nearest upsampling
+    reads them), which a merge would make every element divide apart from
+    the merged index. Then a cost model
     scores every loop as the innermost one from the operands' actual
     strides: +1 per operand it walks with stride 1, +1 for an output a
     reduction keeps in a register, -1 per operand walked with a larger
