@@ -504,3 +504,41 @@ func.func @integer_matmul_zero_point(%x: tensor<1x8x49xi32>, %b: tensor<8x4xi8>)
   } -> tensor<1x4xi32>
   return %m : tensor<1x4xi32>
 }
+
+// -----
+
+// A pad that two NCHW convolutions and an elementwise op read (a
+// detector's feature map, padded for its box and class heads): each
+// convolution pads its own copy (its kernel then copies only its tile's
+// rows); the elementwise op, the pad's one reader left, takes the pad
+// as its prologue. No kernel pads for the others.
+// CHECK-LABEL: func @shared_pad
+// CHECK-NOT: dlc.dispatch(%arg0) :
+// CHECK: dlc.dispatch(%arg0, %arg1)
+// CHECK:   tensor.pad
+// CHECK:   linalg.conv_2d_nchw_fchw
+// CHECK: dlc.dispatch(%arg0, %arg1)
+// CHECK:   tensor.pad
+// CHECK:   linalg.conv_2d_nchw_fchw
+// CHECK: dlc.dispatch(%arg0)
+// CHECK:   tensor.pad
+// CHECK:   math.exp
+#sp = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @shared_pad(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x10x10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+  %o = tensor.empty() : tensor<1x4x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%o : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %c1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x10x10xf32>, tensor<4x4x3x3xf32>) outs(%f : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x10x10xf32>, tensor<4x4x3x3xf32>) outs(%f : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %e = tensor.empty() : tensor<1x4x10x10xf32>
+  %x2 = linalg.generic {indexing_maps = [#sp, #sp], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x4x10x10xf32>) outs(%e : tensor<1x4x10x10xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<1x4x10x10xf32>
+  return %c1, %c2, %x2 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x10x10xf32>
+}

@@ -191,6 +191,40 @@ bool computedIntoPad(Operation *op, Operation *user) {
   return isa<tensor::PadOp>(user) && !isa<tensor::PadOp>(op);
 }
 
+/// Gives each NCHW convolution that reads a pad with other readers a copy
+/// of the pad of its own, so that every such convolution pads its own tile
+/// (prologue fusion joins a pad only to a group holding all its users). A
+/// pad that several convolutions share (a detector's feature map read by
+/// its box and class heads) would otherwise be a kernel of its own, written
+/// to memory whole and read back, and its convolutions would read a
+/// pre-padded input, which the CPU register tiler cannot lay out as one
+/// flat run of rows (dlc-cpu-register-tile); the copy of a tile costs
+/// little next to a 3x3 convolution's multiply-adds. Other readers (a
+/// channels-last convolution, whose every workgroup would pad the whole
+/// input) keep the shared pad.
+void padPerConvolution(func::FuncOp func) {
+  SmallVector<tensor::PadOp> pads;
+  func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+  for (tensor::PadOp pad : pads) {
+    if (pad->hasOneUse())
+      continue;
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : pad->getUses())
+      if (isa<linalg::Conv2DNchwFchwOp>(use.getOwner()))
+        uses.push_back(&use);
+    if (uses.empty())
+      continue;
+    // All readers convolutions: the last keeps the original.
+    if (uses.size() == static_cast<size_t>(std::distance(pad->getUses().begin(),
+                                                         pad->getUses().end())))
+      uses.pop_back();
+    for (OpOperand *use : uses) {
+      OpBuilder b(use->getOwner());
+      use->set(b.clone(*pad)->getResult(0));
+    }
+  }
+}
+
 class DispatchFormer {
 public:
   explicit DispatchFormer(func::FuncOp func) : func(func) {}
@@ -577,6 +611,7 @@ struct FormDispatchesPass
   void runOnOperation() override {
     unsigned fused = 0;
     replaceEmptyResults(getOperation());
+    padPerConvolution(getOperation());
     DispatchFormer former(getOperation());
     FailureOr<unsigned> count = former.run(fused);
     if (failed(count))
