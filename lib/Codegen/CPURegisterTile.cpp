@@ -383,7 +383,10 @@ std::optional<FlatRows> flatRows(linalg::GenericOp op, const Contraction &k,
   flat.padLeft = *padLeft;
   flat.tileRows = shape[rank - 2];
   flat.tileWidth = shape[rank - 1];
-  if (flat.padLeft + flat.width > flat.tileWidth)
+  // Padding no wider than a row (a view of the source then reads within
+  // the rows above and below).
+  if (flat.padLeft + flat.width > flat.tileWidth || flat.padLeft > flat.width ||
+      flat.tileWidth - flat.width - flat.padLeft > flat.width)
     return std::nullopt;
   // The source's and the output's rows are contiguous (their last two
   // dims collapse into one).
@@ -1135,7 +1138,7 @@ private:
   /// Flat pixel runs (FlatRows): `flatA` holds the tile's rows one after
   /// another; `flatOut` is the output with its rows and columns as one dim.
   std::optional<FlatRows> flat;
-  Value flatA, flatOut;
+  Value flatA, flatView, flatOut;
   IRRewriter rewriter;
   Location loc;
   SmallVector<int64_t> trips;
@@ -1337,6 +1340,76 @@ void RegisterTileEmitter::flattenTile() {
     groups.push_back({d});
   groups.push_back({rank - 2, rank - 1});
   Value source = memref::CollapseShapeOp::create(b, loc, region, groups);
+  auto value = [&](OpFoldResult f) {
+    return getValueOrCreateConstantIndexOp(b, loc, f);
+  };
+  Value rowAt = value(tile->at[rank - 2]);
+  Value rows = value(tile->sizes[rank - 2]);
+  Value rowOffset = value(tile->offsets[rank - 2]);
+  // A tile of source rows only, with a source row above and below it, is
+  // the source's memory laid out that way already (NCHW rows are
+  // contiguous): read it there, from its first row's start less the left
+  // padding; the masked lanes (padding columns) read the neighbouring
+  // rows' ends and are not used. Other tiles are copied into `flatA`.
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> dynamicStrides(rank - 1, ShapedType::kDynamic);
+  dynamicStrides.back() = 1;
+  auto viewType = MemRefType::get(
+      flatShape, element,
+      StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dynamicStrides));
+  auto baseType = cast<MemRefType>(tile->base.getType());
+  int64_t sourceRows = baseType.getShape()[rank - 2];
+  Value interior =
+      arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult();
+  if (!ShapedType::isDynamic(sourceRows)) {
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, loc, p, x, y);
+    };
+    Value end =
+        arith::AddIOp::create(b, loc, rowOffset, cst(b, flat->tileRows));
+    interior = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(
+            b, loc, cmp(arith::CmpIPredicate::eq, rowAt, cst(b, 0)),
+            cmp(arith::CmpIPredicate::eq, rows, cst(b, flat->tileRows))),
+        arith::AndIOp::create(
+            b, loc, cmp(arith::CmpIPredicate::sge, rowOffset, cst(b, 1)),
+            cmp(arith::CmpIPredicate::sle, end, cst(b, sourceRows - 1))));
+  }
+  auto choice = scf::IfOp::create(b, loc, TypeRange{viewType}, interior,
+                                  /*withElseRegion=*/true);
+  {
+    OpBuilder tb = OpBuilder::atBlockEnd(choice.thenBlock());
+    auto meta = memref::ExtractStridedMetadataOp::create(tb, loc, tile->base);
+    SmallVector<Value> strides(meta.getStrides().begin(),
+                               meta.getStrides().end());
+    Value offset = meta.getOffset();
+    auto addTimes = [&](Value acc, Value x, Value y) -> Value {
+      return arith::AddIOp::create(tb, loc, acc,
+                                   arith::MulIOp::create(tb, loc, x, y));
+    };
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      offset = addTimes(
+          offset, getValueOrCreateConstantIndexOp(tb, loc, tile->offsets[d]),
+          strides[d]);
+    offset = addTimes(offset, rowOffset, cst(tb, w));
+    offset = arith::SubIOp::create(tb, loc, offset, cst(tb, flat->padLeft));
+    SmallVector<OpFoldResult> sizes, viewStrides;
+    for (int64_t d = 0; d + 2 < rank; ++d) {
+      sizes.push_back(tb.getIndexAttr(shape[d]));
+      viewStrides.push_back(strides[d]);
+    }
+    sizes.push_back(tb.getIndexAttr(length));
+    viewStrides.push_back(tb.getIndexAttr(1));
+    Value view = memref::ReinterpretCastOp::create(
+        tb, loc, viewType, meta.getBaseBuffer(), offset, sizes, viewStrides);
+    scf::YieldOp::create(tb, loc, view);
+  }
+  OpBuilder eb = OpBuilder::atBlockEnd(choice.elseBlock());
+  scf::YieldOp::create(
+      eb, loc, memref::CastOp::create(eb, loc, viewType, flatA).getResult());
+  flatView = choice.getResult(0);
+  b.setInsertionPoint(choice.elseBlock()->getTerminator());
   SmallVector<Value> lead;
   for (int64_t e : shape.drop_back(2))
     lead.push_back(loop(b, 0, e, 1));
@@ -1361,17 +1434,13 @@ void RegisterTileEmitter::flattenTile() {
     at.push_back(arith::AddIOp::create(in, loc, to, i));
     vector::MaskedStoreOp::create(in, loc, flatA, at, mask, v);
   };
-  auto value = [&](OpFoldResult f) {
-    return getValueOrCreateConstantIndexOp(b, loc, f);
-  };
   // Padding rows above the source's (and the first row's left padding),
   // the source's rows, then padding to the end.
   Value width = cst(b, w);
-  Value begin = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, value(tile->at[rank - 2]), width),
-      cst(b, flat->padLeft));
-  Value copied =
-      arith::MulIOp::create(b, loc, value(tile->sizes[rank - 2]), width);
+  Value begin =
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, rowAt, width),
+                            cst(b, flat->padLeft));
+  Value copied = arith::MulIOp::create(b, loc, rows, width);
   Value end = arith::AddIOp::create(b, loc, begin, copied);
   run(Value(), cst(b, 0), begin);
   run(cst(b, 0), begin, copied);
@@ -1587,9 +1656,10 @@ Value RegisterTileEmitter::flatVector(OpBuilder &in, Value q, int64_t t,
           in, loc, arith::MulIOp::create(in, loc, rowTap, cst(in, flat->width)),
           column)));
   if (!edge)
-    return vector::LoadOp::create(in, loc, vecType, flatA, idx);
+    return vector::LoadOp::create(in, loc, vecType, flatView, idx);
   Value pad = vector::BroadcastOp::create(in, loc, vecType, tile->value);
-  return vector::MaskedLoadOp::create(in, loc, vecType, flatA, idx, edge, pad);
+  return vector::MaskedLoadOp::create(in, loc, vecType, flatView, idx, edge,
+                                      pad);
 }
 
 Value RegisterTileEmitter::bVector(OpBuilder &in, Value f0, int64_t i) {

@@ -1174,8 +1174,12 @@ func.func @padded_tile_read_in_branch(%in: memref<2x16x8xf32>, %w: memref<2x3x3x
 // epilogue reads the output's 2 rows and 12 columns as one dim of 24:
 // with 8 lanes, rows of 12 take 2 vectors each (4) and the flat run of 24
 // pixels 3. The tile's rows are laid out one after another (50 = 4 rows x
-// 12 + the 2 padding columns past the last one), filled from the input's
-// rows straight; pixel q reads element q + 12 kh + kw, the column taps
+// 12 + the 2 padding columns past the last one): when the tile is 4 input
+// rows with an input row above and below them, that is the input's own
+// memory (a view of it from the first row's start less the left
+// padding), else they are copied from the input's rows straight into a
+// buffer, the padding around them filled; pixel q reads element
+// q + 12 kh + kw, the column taps
 // unrolled: tap 0 and tap 2 masked where a lane's column is the row's
 // first or last, tap 1 not. With 16 lanes the flat run fills no fewer
 // vectors (2 and 2), and with 4 rows of 12 are 3 whole vectors: the tile
@@ -1184,23 +1188,29 @@ func.func @padded_tile_read_in_branch(%in: memref<2x16x8xf32>, %w: memref<2x3x3x
 // CHECK: %[[F:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x50xf32>
 // CHECK: %[[R:.*]] = memref.subview %{{.*}}[0, 0, %{{.*}}, 0] [1, 2, %{{.*}}, 12] [1, 1, 1, 1]
 // CHECK: %[[S:.*]] = memref.collapse_shape %[[R]] {{\[}}[0], [1], [2, 3]]
-// CHECK: vector.maskedstore %[[F]]
-// CHECK: vector.maskedload %[[S]]
-// CHECK: vector.maskedstore %[[F]]
-// CHECK: vector.maskedstore %[[F]]
+// CHECK: %[[IN:.*]] = arith.cmpi sle
+// CHECK: %[[V:.*]] = scf.if %{{.*}} -> (memref<1x2x50xf32, strided<[?, ?, 1], offset: ?>>)
+// CHECK:   %[[B:.*]], %[[O:.*]], %{{.*}}:4, %[[ST:.*]]:4 = memref.extract_strided_metadata %arg0
+// CHECK:   memref.reinterpret_cast %[[B]] to offset: [%{{.*}}], sizes: [1, 2, 50], strides: [%[[ST]]#0, %[[ST]]#1, 1]
+// CHECK: } else {
+// CHECK:   memref.cast %[[F]]
+// CHECK:   vector.maskedstore %[[F]]
+// CHECK:   vector.maskedload %[[S]]
+// CHECK:   vector.maskedstore %[[F]]
+// CHECK:   vector.maskedstore %[[F]]
 // CHECK: arith.remui %{{.*}} : vector<8xi32>
 // CHECK: arith.cmpi ult
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: scf.for {{.*}} iter_args
 // CHECK-NOT: scf.for
-// CHECK: vector.maskedload %[[F]]
-// CHECK: vector.maskedload %[[F]]
+// CHECK: vector.maskedload %[[V]]
+// CHECK: vector.maskedload %[[V]]
 // CHECK: vector.fma
-// CHECK: vector.load %[[F]]
-// CHECK: vector.load %[[F]]
+// CHECK: vector.load %[[V]]
+// CHECK: vector.load %[[V]]
 // CHECK: vector.fma
-// CHECK: vector.maskedload %[[F]]
-// CHECK: vector.maskedload %[[F]]
+// CHECK: vector.maskedload %[[V]]
+// CHECK: vector.maskedload %[[V]]
 // CHECK: vector.fma
 // CHECK: scf.yield
 // CHECK: memref.load %{{.*}} : memref<3xf32>

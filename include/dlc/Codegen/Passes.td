@@ -484,7 +484,9 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     output rows as one flat run of pixels when that fills fewer vectors
     (2 rows of 56 columns: 7 vectors of 16 lanes, not 8): the tile's rows
     are laid out one after another without the padding columns between
-    them, read from its source, so that pixel q at taps (kh, kw) reads
+    them (a tile of source rows only, with a source row above and below,
+    read in place from the source; others copied from it), so that pixel
+    q at taps (kh, kw) reads
     element q + kh * W + kw; the column taps are unrolled, and a lane whose
     tap falls left of its row or past its end is masked (a mask per vector
     and tap, computed once per block). Columns past the last
