@@ -1329,3 +1329,85 @@ func.func @flat_rows_apart(%in: memref<1x2x8x12xf32>, %w: memref<3x2x3x3xf32>, %
   memref.dealloc %acc : memref<1x3x2x12xf32>
   return
 }
+
+// -----
+
+// A stride-1 convolution over a zero-padded tile of 2 output rows whose
+// columns fill whole vectors (no flat run): for each output row r, the
+// filter rows kh whose tile row r + kh holds no input row (above %at, or
+// past %at + %n) are skipped, the kh loop running over
+// [max(0, %at - r), min(3, %at + %n - r)). With a tile padded with ones
+// the products there are not zeros: the loop runs over all 3.
+// CHECK-LABEL: func.func @padding_rows_skipped(
+// CHECK: %[[END:.*]] = arith.addi %arg5, %arg4 : index
+// CHECK: %[[LO:.*]] = arith.subi %arg5, %[[G:.*]] : index
+// CHECK: %[[FROM:.*]] = arith.maxsi %{{.*}}, %[[LO]] : index
+// CHECK: %[[HI:.*]] = arith.subi %[[END]], %[[G]] : index
+// CHECK: %[[TO:.*]] = arith.minsi %{{.*}}, %[[HI]] : index
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for %{{.*}} = %[[FROM]] to %[[TO]] step %{{.*}} iter_args
+// CHECK: vector.fma
+// CHECK-LABEL: func.func @padding_rows_of_ones(
+// CHECK-NOT: arith.maxsi
+// CHECK: vector.fma
+// CHECK: return
+// DOT-LABEL: func.func @padding_rows_skipped(
+// NEON-LABEL: func.func @padding_rows_skipped(
+// NEON16-LABEL: func.func @padding_rows_skipped(
+// SDOT-LABEL: func.func @padding_rows_skipped(
+// AVX512-LABEL: func.func @padding_rows_skipped(
+// PAIRS-LABEL: func.func @padding_rows_skipped(
+// INLANE-LABEL: func.func @padding_rows_skipped(
+#win = affine_map<(f, r, w, c, kh, kw) -> (0, c, r + kh, w + kw)>
+#ww = affine_map<(f, r, w, c, kh, kw) -> (f, c, kh, kw)>
+#wout = affine_map<(f, r, w, c, kh, kw) -> (0, f, r, w)>
+#wid4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @padding_rows_skipped(%in: memref<1x2x8x8xf32>, %w: memref<3x2x3x3xf32>, %out: memref<1x3x2x8xf32>, %r0: index, %n: index, %at: index) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %empty = arith.cmpi eq, %n, %c0 : index
+  %tile = scf.if %empty -> (memref<1x2x4x10xf32>) {
+    %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x10xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<1x2x4x10xf32>)
+    scf.yield %t : memref<1x2x4x10xf32>
+  } else {
+    %src = memref.subview %in[0, 0, %r0, 0] [1, 2, %n, 8] [1, 1, 1, 1] : memref<1x2x8x8xf32> to memref<1x2x?x8xf32, strided<[128, 64, 8, 1], offset: ?>>
+    %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x10xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<1x2x4x10xf32>)
+    %mid = memref.subview %t[0, 0, %at, 1] [1, 2, %n, 8] [1, 1, 1, 1] : memref<1x2x4x10xf32> to memref<1x2x?x8xf32, strided<[80, 40, 10, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#wid4, #wid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%src : memref<1x2x?x8xf32, strided<[128, 64, 8, 1], offset: ?>>) outs(%mid : memref<1x2x?x8xf32, strided<[80, 40, 10, 1], offset: ?>>) {
+    ^bb0(%x: f32, %o: f32):
+      linalg.yield %x : f32
+    }
+    scf.yield %t : memref<1x2x4x10xf32>
+  }
+  linalg.generic {indexing_maps = [#win, #ww, #wout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%tile, %w : memref<1x2x4x10xf32>, memref<3x2x3x3xf32>) outs(%out : memref<1x3x2x8xf32>) {
+  ^bb0(%x: f32, %k: f32, %o: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+func.func @padding_rows_of_ones(%in: memref<1x2x8x8xf32>, %w: memref<3x2x3x3xf32>, %out: memref<1x3x2x8xf32>, %r0: index, %n: index, %at: index) {
+  %one = arith.constant 1.000000e+00 : f32
+  %src = memref.subview %in[0, 0, %r0, 0] [1, 2, %n, 8] [1, 1, 1, 1] : memref<1x2x8x8xf32> to memref<1x2x?x8xf32, strided<[128, 64, 8, 1], offset: ?>>
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1x2x4x10xf32>
+  linalg.fill ins(%one : f32) outs(%t : memref<1x2x4x10xf32>)
+  %mid = memref.subview %t[0, 0, %at, 1] [1, 2, %n, 8] [1, 1, 1, 1] : memref<1x2x4x10xf32> to memref<1x2x?x8xf32, strided<[80, 40, 10, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#wid4, #wid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%src : memref<1x2x?x8xf32, strided<[128, 64, 8, 1], offset: ?>>) outs(%mid : memref<1x2x?x8xf32, strided<[80, 40, 10, 1], offset: ?>>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#win, #ww, #wout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%t, %w : memref<1x2x4x10xf32>, memref<3x2x3x3xf32>) outs(%out : memref<1x3x2x8xf32>) {
+  ^bb0(%x: f32, %k: f32, %o: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<1x2x4x10xf32>
+  return
+}

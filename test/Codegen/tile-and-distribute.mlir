@@ -556,12 +556,12 @@ func.func @padded_conv_tall(%x: tensor<1x32x64x64xf32>, %w: tensor<64x32x3x3xf32
 
 // -----
 
-// Work for 36 workgroups on an image of 8 rows: the rows (and columns,
-// which the input is indexed by too) are split, the output channels not:
-// each split of those would copy the padded input again.
+// Work for 36 workgroups on an image of 8 rows: the rows, in tiles of two,
+// (and columns, which the input is indexed by too) are split, the output
+// channels not: each split of those would copy the padded input again.
 // WORK-LABEL: func.func @padded_conv_no_channel_split
-// WORK-SAME: dlc.grid = array<i64: 2, 8, 1>
-// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (8, 64) step (1, 32)
+// WORK-SAME: dlc.grid = array<i64: 2, 4, 1>
+// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (8, 64) step (2, 32)
 func.func @padded_conv_no_channel_split(%x: tensor<1x64x8x64xf32>, %w: tensor<128x64x3x3xf32>) -> tensor<1x128x8x64xf32> attributes {dlc.kernel} {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
@@ -765,12 +765,13 @@ func.func @unfusable_producer(%x: tensor<1x64x8x8xi32>) -> tensor<1x64x1x1xf32> 
 // -----
 
 // Work for 64 workgroups on an image of 4 rows (CRNN's late layers): the
-// rows give 4, and the output channels only make up the rest of 8, since
-// each channel tile copies the same padded rows again (2 tiles of 96, not
-// 12 of 16).
+// rows give 2 tiles of two rows (a tile of one row would leave the
+// register tiler no row loop to skip the taps on padding rows with), and
+// the output channels only make up the rest of 8, since each channel tile
+// copies the same padded rows again (4 tiles of 48, not 12 of 16).
 // WORK-LABEL: func.func @padded_conv_short
-// WORK-SAME: dlc.grid = array<i64: 4, 2, 1>
-// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (192, 4) step (96, 1)
+// WORK-SAME: dlc.grid = array<i64: 2, 4, 1>
+// WORK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (192, 4) step (48, 2)
 func.func @padded_conv_short(%x: tensor<1x192x4x80xf32>, %w: tensor<192x192x3x3xf32>) -> tensor<1x192x4x80xf32> attributes {dlc.kernel} {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {

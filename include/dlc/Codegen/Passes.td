@@ -489,7 +489,11 @@ def CPURegisterTile : Pass<"dlc-cpu-register-tile", "mlir::func::FuncOp"> {
     q at taps (kh, kw) reads
     element q + kh * W + kw; the column taps are unrolled, and a lane whose
     tap falls left of its row or past its end is masked (a mask per vector
-    and tap, computed once per block). Columns past the last
+    and tap, computed once per block). Over any other tile padded with
+    zeros, a multiply-add skips the filter rows that fall on the tile's
+    padding rows: the row tap loop of a block runs over the taps whose
+    tile row holds a source row only (a block's rows share their output
+    row). Columns past the last
     full block get one narrower block whose last vector is masked; rows
     past the last full block one block of fewer rows. With 32 registers of
     16 lanes (AVX-512), a row of 3 to 5 vectors that blocks of two would
