@@ -428,24 +428,26 @@ SmallVector<int64_t> flatTrips(linalg::GenericOp op, const Contraction &k,
 /// be padding: CRNN's 3x3 convolutions over 2 and 4 rows waste a third
 /// and a sixth of their multiply-adds on them.
 struct RowWindow {
+  unsigned operand = 0; ///< the input that is the tile: a, or b (an image
+                        ///< broadcast to channel vectors: channels-last)
   unsigned tap = 0;
   OpFoldResult at, size;
 };
 
 std::optional<RowWindow> rowWindow(linalg::GenericOp op, const Contraction &k,
-                                   const PaddedTile &tile) {
-  if (k.combine != Contraction::Combine::MultiplyAdd || k.rowsInA ||
-      k.integer || k.dot || k.dequant || k.window)
+                                   const PaddedTile &tile, unsigned operand) {
+  if (k.combine != Contraction::Combine::MultiplyAdd || k.integer || k.dot ||
+      k.dequant || k.window)
     return std::nullopt;
   auto zero = tile.value.getDefiningOp<arith::ConstantOp>();
   auto zeroAttr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
   if (!zeroAttr || !zeroAttr.getValue().isZero())
     return std::nullopt;
-  AffineMap aMap = op.getIndexingMapsArray()[k.a];
-  unsigned rank = aMap.getNumResults();
+  AffineMap map = op.getIndexingMapsArray()[operand];
+  unsigned rank = map.getNumResults();
   if (rank < 2 || tile.at.size() != rank)
     return std::nullopt;
-  AffineExpr rowExpr = aMap.getResult(rank - 2);
+  AffineExpr rowExpr = map.getResult(rank - 2);
   std::optional<unsigned> tap;
   for (unsigned r : k.reductions)
     if (dlc::codegen::linearCoefficient(rowExpr, r) ==
@@ -458,6 +460,7 @@ std::optional<RowWindow> rowWindow(linalg::GenericOp op, const Contraction &k,
         !llvm::is_contained(k.outer, d))
       return std::nullopt;
   RowWindow window;
+  window.operand = operand;
   window.tap = *tap;
   window.at = tile.at[rank - 2];
   window.size = tile.sizes[rank - 2];
@@ -1838,8 +1841,8 @@ void RegisterTileEmitter::emitBlock(OpBuilder &at, Value f0, int64_t nRows,
   Value tapLo, tapHi;
   if (padRows && !flat) {
     ivs[padRows->tap] = cst(at, 0);
-    SmallVector<Value> aIdx = indices(at, loc, maps[k.a], ivs);
-    Value g = aIdx[aIdx.size() - 2];
+    SmallVector<Value> tileIdx = indices(at, loc, maps[padRows->operand], ivs);
+    Value g = tileIdx[tileIdx.size() - 2];
     Value first = getValueOrCreateConstantIndexOp(at, loc, padRows->at);
     Value last = arith::AddIOp::create(
         at, loc, first,
@@ -2247,8 +2250,12 @@ struct CPURegisterTilePass
         tile = paddedTile(op.getDpsInputs()[k.a], op);
       std::optional<FlatRows> flat;
       std::optional<RowWindow> padRows;
-      if (tile)
-        padRows = rowWindow(op, k, *tile);
+      if (tile) {
+        padRows = rowWindow(op, k, *tile, k.a);
+      } else if (auto image = paddedTile(op.getDpsInputs()[k.b], op)) {
+        // A channels-last convolution's image, broadcast from `b`.
+        padRows = rowWindow(op, k, *image, k.b);
+      }
       if (tile && k.stride == 1) {
         flat = flatRows(op, k, *tile, std::max<int64_t>(vectorBits / 32, 4));
         if (!flat)

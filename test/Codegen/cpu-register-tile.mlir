@@ -1411,3 +1411,52 @@ func.func @padding_rows_of_ones(%in: memref<1x2x8x8xf32>, %w: memref<3x2x3x3xf32
   memref.dealloc %t : memref<1x2x4x10xf32>
   return
 }
+
+// -----
+
+// A channels-last convolution over its whole image padded in the kernel
+// (4 x 6 pixels into rows 1..4, columns 1..6 of a 6 x 8 tile of zeros):
+// the image is `b`, broadcast to channel vectors. For each output row oh
+// the filter rows whose tile row oh + kh is padding are skipped: kh runs
+// over [max(0, 1 - oh), min(3, 5 - oh)).
+// CHECK-LABEL: func.func @channels_last_padded(
+// CHECK: scf.for %[[OH:.*]] = %c0{{.*}} to %c4{{.*}} step %c1
+// CHECK: %[[END:.*]] = arith.addi %c1{{.*}}, %c4{{.*}} : index
+// CHECK: %[[LO:.*]] = arith.subi %c1{{.*}}, %[[G:.*]] : index
+// CHECK: %[[FROM:.*]] = arith.maxsi %c0{{.*}}, %[[LO]] : index
+// CHECK: %[[HI:.*]] = arith.subi %[[END]], %[[G]] : index
+// CHECK: %[[TO:.*]] = arith.minsi %c3{{.*}}, %[[HI]] : index
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for %{{.*}} = %[[FROM]] to %[[TO]] step %{{.*}} iter_args
+// CHECK: memref.load %{{.*}} : memref<2x6x8xf32>
+// CHECK: vector.fma
+// DOT-LABEL: func.func @channels_last_padded(
+// NEON-LABEL: func.func @channels_last_padded(
+// NEON16-LABEL: func.func @channels_last_padded(
+// SDOT-LABEL: func.func @channels_last_padded(
+// AVX512-LABEL: func.func @channels_last_padded(
+// PAIRS-LABEL: func.func @channels_last_padded(
+// INLANE-LABEL: func.func @channels_last_padded(
+#lin = affine_map<(oh, ow, f, c, kh, kw) -> (c, oh + kh, ow + kw)>
+#lw = affine_map<(oh, ow, f, c, kh, kw) -> (c, kh, kw, f)>
+#lout = affine_map<(oh, ow, f, c, kh, kw) -> (oh, ow, f)>
+#lid3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @channels_last_padded(%in: memref<2x4x6xf32>, %w: memref<2x3x3x16xf32>, %out: memref<4x6x16xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<2x6x8xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<2x6x8xf32>)
+  %mid = memref.subview %t[0, 1, 1] [2, 4, 6] [1, 1, 1] : memref<2x6x8xf32> to memref<2x4x6xf32, strided<[48, 8, 1], offset: 9>>
+  linalg.generic {indexing_maps = [#lid3, #lid3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%in : memref<2x4x6xf32>) outs(%mid : memref<2x4x6xf32, strided<[48, 8, 1], offset: 9>>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#lin, #lw, #lout], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%t, %w : memref<2x6x8xf32>, memref<2x3x3x16xf32>) outs(%out : memref<4x6x16xf32>) {
+  ^bb0(%x: f32, %k: f32, %o: f32):
+    %m = arith.mulf %x, %k : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<2x6x8xf32>
+  return
+}
