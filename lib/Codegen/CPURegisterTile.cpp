@@ -287,6 +287,15 @@ void eraseTile(RewriterBase &rewriter, const PaddedTile &tile) {
     rewriter.eraseOp(o);
 }
 
+/// The last of `loops` that `e` adds with coefficient 1 (linearly).
+std::optional<unsigned> unitLoop(AffineExpr e, ArrayRef<unsigned> loops) {
+  std::optional<unsigned> found;
+  for (unsigned d : loops)
+    if (dlc::codegen::linearCoefficient(e, d) == std::optional<int64_t>(1))
+      found = d;
+  return found;
+}
+
 /// A stride-1 convolution whose workgroup tile holds whole rows of its
 /// input (a padded tile of full-width source rows) vectorized along the
 /// output's rows and columns as one flat run of pixels: vectors then
@@ -340,11 +349,7 @@ std::optional<FlatRows> flatRows(linalg::GenericOp op, const Contraction &k,
       return std::nullopt;
   // Rows: oh + (other reduction loops), oh an outer loop that nothing
   // else of a or b reads, the output's rows right before its columns.
-  std::optional<unsigned> row;
-  for (unsigned d : k.outer)
-    if (dlc::codegen::linearCoefficient(rowExpr, d) ==
-        std::optional<int64_t>(1))
-      row = d;
+  std::optional<unsigned> row = unitLoop(rowExpr, k.outer);
   if (!row)
     return std::nullopt;
   flat.row = *row;
@@ -448,11 +453,7 @@ std::optional<RowWindow> rowWindow(linalg::GenericOp op, const Contraction &k,
   if (rank < 2 || tile.at.size() != rank)
     return std::nullopt;
   AffineExpr rowExpr = map.getResult(rank - 2);
-  std::optional<unsigned> tap;
-  for (unsigned r : k.reductions)
-    if (dlc::codegen::linearCoefficient(rowExpr, r) ==
-        std::optional<int64_t>(1))
-      tap = r;
+  std::optional<unsigned> tap = unitLoop(rowExpr, k.reductions);
   if (!tap)
     return std::nullopt;
   for (unsigned d = 0; d < op.getNumLoops(); ++d)
