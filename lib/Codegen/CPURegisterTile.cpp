@@ -304,8 +304,8 @@ std::optional<unsigned> unitLoop(AffineExpr e, ArrayRef<unsigned> loops) {
 /// without the padding columns between them, one after another, so that
 /// tap (kh, kw) of output pixel q = oh * W + ow reads element
 /// q + kh * W + kw; a lane whose tap falls in the padding (ow + kw left
-/// of the row or past its end) is masked, a constant mask per vector and
-/// column tap.
+/// of the row or past its end) is masked, a mask per vector and column
+/// tap computed once per block.
 struct FlatRows {
   unsigned row = 0;      ///< the output rows' loop (one of k.outer)
   unsigned tap = 0;      ///< the column taps' loop (k's innermost reduction)
