@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/Support/Debug.h"
@@ -444,9 +445,7 @@ std::optional<RowWindow> rowWindow(linalg::GenericOp op, const Contraction &k,
   if (k.combine != Contraction::Combine::MultiplyAdd || k.integer || k.dot ||
       k.dequant || k.window)
     return std::nullopt;
-  auto zero = tile.value.getDefiningOp<arith::ConstantOp>();
-  auto zeroAttr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-  if (!zeroAttr || !zeroAttr.getValue().isZero())
+  if (!matchPattern(tile.value, m_AnyZeroFloat()))
     return std::nullopt;
   AffineMap map = op.getIndexingMapsArray()[operand];
   unsigned rank = map.getNumResults();

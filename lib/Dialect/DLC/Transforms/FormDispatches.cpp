@@ -215,8 +215,7 @@ void padPerConvolution(func::FuncOp func) {
     if (uses.empty())
       continue;
     // All readers convolutions: the last keeps the original.
-    if (uses.size() == static_cast<size_t>(std::distance(pad->getUses().begin(),
-                                                         pad->getUses().end())))
+    if (uses.size() == llvm::range_size(pad->getUses()))
       uses.pop_back();
     for (OpOperand *use : uses) {
       OpBuilder b(use->getOwner());
