@@ -65,6 +65,7 @@ FAMILIES = {
         Identity Dropout Constant CumSum Trilu EyeLike OneHot CenterCropPad
         ReverseSequence HannWindow HammingWindow BlackmanWindow GridSample
         AffineGrid""",
+    "signal": "DFT STFT MelWeightMatrix",
     "recurrent": "RNN GRU LSTM",
     "control": "If Loop Scan",
     # com.microsoft operators ONNX Runtime's tools write (no ONNX node test

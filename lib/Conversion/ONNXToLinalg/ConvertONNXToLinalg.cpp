@@ -71,6 +71,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateReductionHandlers(r);
     populateShapeHandlers(r);
     populateResizeHandlers(r);
+    populateSignalHandlers(r);
     populateQuantizationHandlers(r);
     populateRecurrentHandlers(r);
     populateControlFlowHandlers(r);

@@ -1856,18 +1856,6 @@ LogicalResult convertTrilu(NodeRewriter &rw) {
 
 //===--- generators -------------------------------------------------------===//
 
-/// The ONNX element type an attribute names (EyeLike's dtype, the windows'
-/// output_datatype), or `fallback` when the attribute is absent.
-FailureOr<Type> dtypeAttr(NodeRewriter &rw, StringRef name, Type fallback) {
-  std::optional<int64_t> dtype = rw.getOptionalInt(name);
-  if (!dtype)
-    return fallback;
-  Type t = onnx::getElementType(rw.ctx(), *dtype);
-  if (!t)
-    return rw.unsupported(name + " " + onnx::getDataTypeName(*dtype));
-  return t;
-}
-
 /// EyeLike: ones on diagonal k of a 2-D tensor shaped like the input.
 LogicalResult convertEyeLike(NodeRewriter &rw) {
   if (failed(rw.requireInput(0, "input")))

@@ -733,6 +733,17 @@ FailureOr<WindowParams> dlc::resolveWindow(NodeRewriter &rw,
   return p;
 }
 
+FailureOr<Type> dlc::dtypeAttr(NodeRewriter &rw, StringRef name,
+                               Type fallback) {
+  std::optional<int64_t> dtype = rw.getOptionalInt(name);
+  if (!dtype)
+    return fallback;
+  Type t = onnx::getElementType(rw.ctx(), *dtype);
+  if (!t)
+    return rw.unsupported(name + " " + onnx::getDataTypeName(*dtype));
+  return t;
+}
+
 std::string dlc::typeName(Type t) { return llvm::formatv("{0}", t).str(); }
 
 SmallVector<Value> dlc::buildGeneric(OpBuilder &b, Location loc,

@@ -156,6 +156,12 @@ mlir::FailureOr<WindowParams> resolveWindow(NodeRewriter &rw,
 /// A type as text, for diagnostics.
 std::string typeName(mlir::Type t);
 
+/// The ONNX element type an attribute names (EyeLike's dtype, the windows'
+/// and MelWeightMatrix's output_datatype), or `fallback` when the attribute
+/// is absent; an error naming the type when dlc has none for it.
+mlir::FailureOr<mlir::Type> dtypeAttr(NodeRewriter &rw, llvm::StringRef name,
+                                      mlir::Type fallback);
+
 /// The bytes of constant `v` (inline or a resource; a splat expanded),
 /// `count` elements of `width` bytes in row-major order, or nothing when
 /// `v` is no constant of that size.

@@ -76,6 +76,7 @@ void populateMatrixHandlers(HandlerRegistry &registry);
 void populateReductionHandlers(HandlerRegistry &registry);
 void populateShapeHandlers(HandlerRegistry &registry);
 void populateResizeHandlers(HandlerRegistry &registry);
+void populateSignalHandlers(HandlerRegistry &registry);
 void populateQuantizationHandlers(HandlerRegistry &registry);
 void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
