@@ -1087,11 +1087,151 @@ template <Pool K> LogicalResult convertGlobalPool(NodeRewriter &rw) {
   return rw.replace(reshapeTo(b, loc, y, outShape));
 }
 
+/// Col2Im: input [N, C * prod(block), L] holds the L sliding blocks of an
+/// image (what Im2Col would make of it); the result [N, C, image...] sums
+/// every block element onto the image position it came from. Each output
+/// element gathers: block offset b covers image position y when t = y +
+/// pad_begin - b * dilation is a multiple of the stride and t / stride is a
+/// block position (per spatial dim). One kernel, a reduction over the
+/// block offsets.
+LogicalResult convertCol2Im(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "input")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> image = rw.constantInts(1, "image_shape");
+  if (failed(image))
+    return failure();
+  FailureOr<SmallVector<int64_t>> block = rw.constantInts(2, "block_shape");
+  if (failed(block))
+    return failure();
+  auto type = rw.inputType(0);
+  if (!isa<FloatType>(type.getElementType()))
+    return rw.fail("input must be a float tensor, not " +
+                   typeName(type.getElementType()));
+  if (type.getRank() != 3)
+    return rw.fail("input must have shape [N, C * prod(block_shape), L], "
+                   "not rank " +
+                   Twine(type.getRank()));
+  int64_t k = image->size();
+  if (k < 1 || int64_t(block->size()) != k)
+    return rw.fail("image_shape and block_shape must have the same non-zero "
+                   "length");
+  SmallVector<int64_t> dil =
+      rw.getInts("dilations", SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> strides =
+      rw.getInts("strides", SmallVector<int64_t>(k, 1));
+  SmallVector<int64_t> pads =
+      rw.getInts("pads", SmallVector<int64_t>(2 * k, 0));
+  if (int64_t(dil.size()) != k || int64_t(strides.size()) != k ||
+      int64_t(pads.size()) != 2 * k)
+    return rw.fail("dilations and strides need " + Twine(k) +
+                   " values and pads " + Twine(2 * k));
+  int64_t blockSize = 1, blocks = 1;
+  SmallVector<int64_t> perDim;
+  for (int64_t d = 0; d < k; ++d) {
+    if ((*image)[d] < 1 || (*block)[d] < 1 || dil[d] < 1 || strides[d] < 1 ||
+        pads[d] < 0 || pads[k + d] < 0)
+      return rw.fail("image_shape, block_shape, dilations and strides must "
+                     "be positive and pads non-negative");
+    int64_t span = dil[d] * ((*block)[d] - 1) + 1;
+    int64_t padded = (*image)[d] + pads[d] + pads[k + d];
+    if (padded < span)
+      return rw.fail("a block of extent " + Twine(span) +
+                     " does not fit the padded image dim " + Twine(d) +
+                     " of size " + Twine(padded));
+    perDim.push_back((padded - span) / strides[d] + 1);
+    blockSize *= (*block)[d];
+    blocks *= perDim.back();
+  }
+  if (type.getDimSize(1) % blockSize)
+    return rw.fail("input dim 1 (" + Twine(type.getDimSize(1)) +
+                   ") is not a multiple of the block size " + Twine(blockSize));
+  if (type.getDimSize(2) != blocks)
+    return rw.fail("input dim 2 (" + Twine(type.getDimSize(2)) +
+                   ") must be the number of blocks, " + Twine(blocks));
+  int64_t channels = type.getDimSize(1) / blockSize;
+  SmallVector<int64_t> outShape = {type.getDimSize(0), channels};
+  llvm::append_range(outShape, *image);
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type t = type.getElementType();
+  if (numElements(outShape) == 0 || type.getNumElements() == 0)
+    return rw.replace(zeroFilled(b, loc, outShape, t));
+  MLIRContext *ctx = b.getContext();
+  int64_t loops = 2 + 2 * k;
+  SmallVector<AffineExpr> outExprs, blockExprs;
+  for (int64_t d = 0; d < 2 + k; ++d)
+    outExprs.push_back(b.getAffineDimExpr(d));
+  for (int64_t d = 0; d < k; ++d)
+    blockExprs.push_back(b.getAffineDimExpr(2 + k + d));
+  // The block offsets' extent comes from an operand of the block's shape.
+  Value window = createEmpty(b, loc, *block, t);
+  SmallVector<utils::IteratorType> iterators(2 + k,
+                                             utils::IteratorType::parallel);
+  iterators.append(k, utils::IteratorType::reduction);
+  Value x = rw.input(0);
+  Value result = buildGeneric(
+      b, loc, {{window, AffineMap::get(loops, 0, blockExprs, ctx)}},
+      {{zeroFilled(b, loc, outShape, t),
+        AffineMap::get(loops, 0, outExprs, ctx)}},
+      iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange,
+          ValueRange out) -> SmallVector<Value> {
+        auto cst = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, nloc, v).getResult();
+        };
+        auto idx = [&](int64_t d) {
+          return linalg::IndexOp::create(nb, nloc, d).getResult();
+        };
+        Value valid, row = idx(1), column = cst(0);
+        row = arith::MulIOp::create(nb, nloc, row, cst(blockSize));
+        Value offset = cst(0);
+        for (int64_t d = 0; d < k; ++d) {
+          // t = y + pad_begin - b * dilation.
+          Value tap = arith::SubIOp::create(
+              nb, nloc,
+              arith::AddIOp::create(nb, nloc, idx(2 + d), cst(pads[d])),
+              arith::MulIOp::create(nb, nloc, idx(2 + k + d), cst(dil[d])));
+          Value q = arith::DivSIOp::create(nb, nloc, tap, cst(strides[d]));
+          Value ok = arith::AndIOp::create(
+              nb, nloc,
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, tap,
+                                    cst(0)),
+              arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::eq,
+                  arith::RemSIOp::create(nb, nloc, tap, cst(strides[d])),
+                  cst(0)));
+          ok = arith::AndIOp::create(
+              nb, nloc, ok,
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, q,
+                                    cst(perDim[d])));
+          valid = valid ? arith::AndIOp::create(nb, nloc, valid, ok) : ok;
+          // Clamped into range, so that every read stays inside.
+          q = arith::MinSIOp::create(
+              nb, nloc, arith::MaxSIOp::create(nb, nloc, q, cst(0)),
+              cst(perDim[d] - 1));
+          column = arith::AddIOp::create(
+              nb, nloc, arith::MulIOp::create(nb, nloc, column, cst(perDim[d])),
+              q);
+          offset = arith::AddIOp::create(
+              nb, nloc,
+              arith::MulIOp::create(nb, nloc, offset, cst((*block)[d])),
+              idx(2 + k + d));
+        }
+        row = arith::AddIOp::create(nb, nloc, row, offset);
+        Value v = tensor::ExtractOp::create(nb, nloc, x,
+                                            ValueRange{idx(0), row, column});
+        Value sum = arith::AddFOp::create(nb, nloc, out[0], v);
+        return {arith::SelectOp::create(nb, nloc, valid, sum, out[0])};
+      })[0];
+  return rw.replace(result);
+}
+
 } // namespace
 
 void dlc::populateConvolutionHandlers(HandlerRegistry &r) {
   r.add("Conv", {1, 11, 22}, convertConv);
   r.add("ConvTranspose", {1, 11, 22}, convertConvTranspose);
+  r.add("Col2Im", {18}, convertCol2Im);
   r.add("MaxPool", {1, 8, 10, 11, 12, 22}, convertPool<Pool::Max>);
   r.add("AveragePool", {1, 7, 10, 11, 19, 22}, convertPool<Pool::Average>);
   r.add("LpPool", {1, 2, 11, 18, 22}, convertPool<Pool::Lp>);

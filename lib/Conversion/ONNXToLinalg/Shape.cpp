@@ -875,6 +875,149 @@ LogicalResult convertGatherElements(NodeRewriter &rw) {
   return replaceLike(rw, result);
 }
 
+/// TensorScatter (a KV cache update): present = past_cache with, for each
+/// batch entry b, `update`'s sequence written along `axis` from position
+/// write_indices[b] (0 without them), wrapping around the cache in
+/// "circular" mode; in "linear" mode positions past the cache's end are not
+/// written. One elementwise kernel over the cache: each element reads the
+/// update when its position falls in the written range.
+LogicalResult convertTensorScatter(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "past_cache")) ||
+      failed(rw.requireInput(1, "update")))
+    return failure();
+  auto cacheType = rw.inputType(0), updType = rw.inputType(1);
+  int64_t rank = cacheType.getRank();
+  if (rank < 2)
+    return rw.fail("past_cache must have rank >= 2 (batch and sequence "
+                   "dims), not " +
+                   Twine(rank));
+  FailureOr<int64_t> axis = rw.normalizeAxis(rw.getInt("axis", -2), rank);
+  if (failed(axis))
+    return failure();
+  if (*axis == 0)
+    return rw.fail("axis must not be the batch dim 0");
+  if (updType.getRank() != rank ||
+      rw.onnxElementType(1) != rw.onnxElementType(0))
+    return rw.fail("update must have past_cache's rank and element type");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d == *axis ? updType.getDimSize(d) > cacheType.getDimSize(d)
+                   : updType.getDimSize(d) != cacheType.getDimSize(d))
+      return rw.fail("update of shape " + shapeStr(updType.getShape()) +
+                     " does not fit past_cache of shape " +
+                     shapeStr(cacheType.getShape()) + " along axis " +
+                     Twine(*axis));
+  std::string mode = rw.getString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return rw.fail("mode must be 'linear' or 'circular', not '" + mode + "'");
+  int64_t batch = cacheType.getDimSize(0);
+  if (rw.hasInput(2)) {
+    if (failed(requireIndices(rw, 2)))
+      return failure();
+    if (rw.inputType(2).getShape() != ArrayRef<int64_t>{batch})
+      return rw.fail("write_indices must have shape [" + Twine(batch) +
+                     "], not " + shapeStr(rw.inputType(2).getShape()));
+  }
+  if (cacheType.getNumElements() == 0 || updType.getNumElements() == 0)
+    return replaceLike(rw, rw.input(0));
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = b.getContext();
+  int64_t cacheLen = cacheType.getDimSize(*axis),
+          updLen = updType.getDimSize(*axis);
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<GenericOperand> ins = {{rw.input(0), id}};
+  if (rw.hasInput(2))
+    ins.push_back(
+        {rw.input(2), AffineMap::get(rank, 0, {b.getAffineDimExpr(0)}, ctx)});
+  Value update = rw.input(1);
+  bool circular = mode == "circular";
+  Value result = buildGeneric(
+      b, loc, ins,
+      {{createEmpty(b, loc, cacheType.getShape(), cacheType.getElementType()),
+        id}},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nloc, ValueRange in,
+          ValueRange) -> SmallVector<Value> {
+        Type i64 = nb.getI64Type();
+        Value pos = arith::IndexCastOp::create(nb, nloc, i64,
+                                               loopIndex(nb, nloc, *axis));
+        Value start = in.size() > 1
+                          ? in[1]
+                          : arith::ConstantIntOp::create(nb, nloc, i64, 0);
+        if (start.getType() != i64)
+          start = arith::ExtSIOp::create(nb, nloc, i64, start);
+        // j: the update position this element would take.
+        Value j = arith::SubIOp::create(nb, nloc, pos, start);
+        if (circular) {
+          Value len = arith::ConstantIntOp::create(nb, nloc, i64, cacheLen);
+          j = arith::RemSIOp::create(nb, nloc, j, len);
+          Value negative = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::slt, j,
+              arith::ConstantIntOp::create(nb, nloc, i64, 0));
+          j = arith::SelectOp::create(
+              nb, nloc, negative, arith::AddIOp::create(nb, nloc, j, len), j);
+        }
+        // Unsigned j < updLen also rejects negative j.
+        Value written = arith::CmpIOp::create(
+            nb, nloc, arith::CmpIPredicate::ult, j,
+            arith::ConstantIntOp::create(nb, nloc, i64, updLen));
+        Value clamped = arith::IndexCastOp::create(
+            nb, nloc, nb.getIndexType(),
+            arith::SelectOp::create(
+                nb, nloc, written, j,
+                arith::ConstantIntOp::create(nb, nloc, i64, 0)));
+        SmallVector<Value> coords;
+        for (int64_t d = 0; d < rank; ++d)
+          coords.push_back(d == *axis ? clamped : loopIndex(nb, nloc, d));
+        Value v = tensor::ExtractOp::create(nb, nloc, update, coords);
+        return {arith::SelectOp::create(nb, nloc, written, v, in[0])};
+      })[0];
+  return replaceLike(rw, result);
+}
+
+/// Compress: the slices along `axis` (of the flattened input without one)
+/// whose condition entry is true. The result's shape depends on the
+/// condition's values, so the condition must be a compile-time constant
+/// (or bound with --bind-input); the node becomes a Gather of the selected
+/// indices.
+LogicalResult convertCompress(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "input")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> condition = rw.constantInts(1, "condition");
+  if (failed(condition))
+    return failure();
+  if (rw.inputType(1).getRank() != 1)
+    return rw.fail("condition must be 1-D, not of rank " +
+                   Twine(rw.inputType(1).getRank()));
+  auto type = rw.inputType(0);
+  onnx::NodeOp op = rw.getOp();
+  std::optional<int64_t> axisAttr = rw.getOptionalInt("axis");
+  int64_t axis = 0, dim = type.getNumElements();
+  if (axisAttr) {
+    FailureOr<int64_t> a = rw.normalizeAxis(*axisAttr, type.getRank());
+    if (failed(a))
+      return failure();
+    axis = *a;
+    dim = type.getDimSize(axis);
+  }
+  if (int64_t(condition->size()) > dim)
+    return rw.fail("condition has " + Twine(condition->size()) +
+                   " entries, more than the " + Twine(dim) +
+                   (axisAttr ? " slices along axis " + Twine(axis)
+                             : Twine(" elements of the flattened input")));
+  SmallVector<int64_t> selected;
+  for (auto [i, c] : llvm::enumerate(*condition))
+    if (c)
+      selected.push_back(i);
+  OnnxEmitter e(rw);
+  Value data = op.getInputs()[0];
+  if (!axisAttr)
+    data = e.node("Reshape", 14, {data, e.ints({dim})});
+  rw.forward(
+      e.node("Gather", 13, {data, e.ints(selected)}, {e.attr("axis", axis)}));
+  return success();
+}
+
 /// Shapes shared by GatherND and ScatterND: `k` index components address the
 /// data dims [batch, batch + k).
 struct NDIndexing {
@@ -2147,8 +2290,10 @@ void dlc::populateShapeHandlers(HandlerRegistry &r) {
   r.add("Gather", {1, 11, 13}, convertGather);
   r.add("GatherElements", {11, 13}, convertGatherElements);
   r.add("GatherND", {11, 12, 13}, convertGatherND);
+  r.add("Compress", {9, 11}, convertCompress);
   r.add("ScatterND", {11, 13, 16, 18}, convertScatterND);
   r.add("ScatterElements", {11, 13, 16, 18}, convertScatterElements);
+  r.add("TensorScatter", {24}, convertTensorScatter);
   r.add("Scatter", {9, 11}, convertScatterElements);
   r.add("Expand", {8, 13}, convertExpand);
   r.add("Tile", {1, 6, 13}, convertTile);
