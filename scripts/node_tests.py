@@ -52,7 +52,8 @@ FAMILIES = {
     "conv-norm": """Conv ConvTranspose MaxPool AveragePool GlobalAveragePool
         GlobalMaxPool BatchNormalization InstanceNormalization
         LayerNormalization GroupNormalization LpNormalization LpPool
-        GlobalLpPool MeanVarianceNormalization RMSNormalization LRN Col2Im""",
+        GlobalLpPool MeanVarianceNormalization RMSNormalization LRN Col2Im
+        DeformConv""",
     "matrix": "MatMul Gemm Einsum Attention RotaryEmbedding",
     "reduction": """ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd
         ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum ReduceLogSumExp
@@ -64,7 +65,7 @@ FAMILIES = {
         Upsample DepthToSpace SpaceToDepth Shape Size ConstantOfShape Range
         Identity Dropout Constant CumSum Trilu EyeLike OneHot CenterCropPad
         ReverseSequence HannWindow HammingWindow BlackmanWindow GridSample
-        AffineGrid Compress TensorScatter""",
+        AffineGrid Compress TensorScatter RoiAlign""",
     "signal": "DFT STFT MelWeightMatrix",
     "recurrent": "RNN GRU LSTM",
     "control": "If Loop Scan",

@@ -1096,11 +1096,366 @@ LogicalResult convertAffineGrid(NodeRewriter &rw) {
   return rw.replace(y);
 }
 
+/// The index value of f32/f64 `v`, which the caller has clamped into the
+/// range of valid positions.
+Value toIndex(OpBuilder &b, Location loc, Value v) {
+  Value i = arith::FPToSIOp::create(b, loc, b.getI32Type(), v);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+}
+
+/// RoiAlign: each output bin of each region of interest averages (or takes
+/// the maximum of) a grid of bilinear samples of its batch entry's feature
+/// map, the way ONNX's reference and ONNX Runtime compute them (samples
+/// beyond one pixel outside the map count as 0, others are clamped to the
+/// edge; max mode takes the largest weighted corner). One kernel over
+/// [rois, channels, bins] with the sample grid as reduction loops; the rois
+/// are read at run time. The grid must have a fixed size: a positive
+/// sampling_ratio.
+LogicalResult convertRoiAlign(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "X")) ||
+      failed(requireFloatInput(rw, 1, "rois")) ||
+      failed(rw.requireInput(2, "batch_indices")))
+    return failure();
+  RankedTensorType xType = rw.inputType(0), rType = rw.inputType(1),
+                   bType = rw.inputType(2);
+  if (xType.getRank() != 4)
+    return rw.fail("X must be N x C x H x W, not " + typeName(xType));
+  int64_t rois = rType.getRank() == 2 ? rType.getDimSize(0) : -1;
+  if (rType.getRank() != 2 || rType.getDimSize(1) != 4)
+    return rw.fail("rois must be num_rois x 4, not " + typeName(rType));
+  if (bType.getShape() != ArrayRef<int64_t>{rois} ||
+      !isa<IntegerType>(bType.getElementType()))
+    return rw.fail("batch_indices must be " + Twine(rois) + " integers, not " +
+                   typeName(bType));
+  std::string modeName = rw.getString("mode", "avg");
+  if (modeName != "avg" && modeName != "max")
+    return rw.fail("mode must be 'avg' or 'max', not '" + modeName + "'");
+  bool isMax = modeName == "max";
+  // Opset 16 added the attribute; before, coordinates were output_half_pixel.
+  std::string transform =
+      rw.getString("coordinate_transformation_mode",
+                   rw.version() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return rw.fail("coordinate_transformation_mode must be 'half_pixel' or "
+                   "'output_half_pixel', not '" +
+                   transform + "'");
+  bool halfPixel = transform == "half_pixel";
+  int64_t outH = rw.getInt("output_height", 1),
+          outW = rw.getInt("output_width", 1);
+  int64_t ratio = rw.getInt("sampling_ratio", 0);
+  double scale = rw.getFloat("spatial_scale", 1.0f);
+  if (outH < 1 || outW < 1)
+    return rw.fail("output_height and output_width must be positive");
+  if (ratio < 0)
+    return rw.fail("sampling_ratio must not be negative");
+  if (ratio == 0)
+    return rw.unsupported(
+        "sampling_ratio 0 (adaptive: the number of samples depends on each "
+        "roi's size at run time); a positive sampling_ratio is");
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type t = xType.getElementType();
+  Type ct = t.isF64() ? b.getF64Type() : b.getF32Type();
+  int64_t channels = xType.getDimSize(1), height = xType.getDimSize(2),
+          width = xType.getDimSize(3), batch = xType.getDimSize(0);
+  SmallVector<int64_t> outShape = {rois, channels, outH, outW};
+  if (numElements(outShape) == 0)
+    return rw.replace(createEmpty(b, loc, outShape, t));
+  if (xType.getNumElements() == 0)
+    return rw.fail("X has no elements to sample");
+  MLIRContext *ctx = b.getContext();
+  AffineMap outMap =
+      AffineMap::getMultiDimIdentityMap(6, ctx).getMajorSubMap(4);
+  AffineMap gridMap =
+      AffineMap::get(6, 0, {b.getAffineDimExpr(4), b.getAffineDimExpr(5)}, ctx);
+  AffineMap roiMap = AffineMap::get(6, 0, {b.getAffineDimExpr(0)}, ctx);
+  Value init = createFilled(b, loc, outShape, ct,
+                            isMax ? lowestValueAttr(ct, false)
+                                  : cast<TypedAttr>(b.getZeroAttr(ct)));
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  Value x = rw.input(0), roiTensor = rw.input(1);
+  Type rOnnx = rw.onnxElementType(1);
+  Value sum = buildGeneric(
+      b, loc,
+      {{createEmpty(b, loc, {ratio, ratio}, ct), gridMap},
+       {rw.input(2), roiMap}},
+      {{init, outMap}}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange in,
+          ValueRange out) -> SmallVector<Value> {
+        FloatOps f{nb, l, ct};
+        Type index = nb.getIndexType();
+        Value r = linalg::IndexOp::create(nb, l, index, 0);
+        Value ch = linalg::IndexOp::create(nb, l, index, 1);
+        auto roi = [&](int64_t j) {
+          Value v = tensor::ExtractOp::create(
+              nb, l, roiTensor,
+              ValueRange{r, arith::ConstantIndexOp::create(nb, l, j)});
+          return f.mul(castScalar(nb, l, v, rOnnx, ct), f.c(scale));
+        };
+        double offset = halfPixel ? 0.5 : 0.0;
+        Value startW = f.sub(roi(0), f.c(offset)),
+              startH = f.sub(roi(1), f.c(offset));
+        Value roiW = f.sub(f.sub(roi(2), f.c(offset)), startW),
+              roiH = f.sub(f.sub(roi(3), f.c(offset)), startH);
+        if (!halfPixel) {
+          roiW = arith::MaxNumFOp::create(nb, l, roiW, f.c(1));
+          roiH = arith::MaxNumFOp::create(nb, l, roiH, f.c(1));
+        }
+        Value binH = f.mul(roiH, f.c(1.0 / outH)),
+              binW = f.mul(roiW, f.c(1.0 / outW));
+        // Sample (iy, ix) of bin (ph, pw).
+        auto sample = [&](Value start, Value bin, int64_t binDim,
+                          int64_t gridDim) {
+          Value pos = f.add(start, f.mul(f.index(binDim), bin));
+          Value frac =
+              f.mul(f.add(f.index(gridDim), f.c(0.5)), f.c(1.0 / ratio));
+          return f.add(pos, f.mul(frac, bin));
+        };
+        Value y = sample(startH, binH, 2, 4), xx = sample(startW, binW, 3, 5);
+        Value outside = arith::OrIOp::create(
+            nb, l,
+            arith::OrIOp::create(nb, l, f.lt(y, f.c(-1)), f.lt(f.c(height), y)),
+            arith::OrIOp::create(nb, l, f.lt(xx, f.c(-1)),
+                                 f.lt(f.c(width), xx)));
+        // The corners of one dim: low, high and the weight of high, with
+        // positions at or past the last pixel clamped to it.
+        auto corners = [&](Value v, int64_t size) {
+          v = arith::MinNumFOp::create(
+              nb, l, arith::MaxNumFOp::create(nb, l, v, f.c(0)), f.c(size - 1));
+          Value low = f.floor(v);
+          Value high = arith::MinNumFOp::create(nb, l, f.add(low, f.c(1)),
+                                                f.c(size - 1));
+          return std::array<Value, 3>{toIndex(nb, l, low), toIndex(nb, l, high),
+                                      f.sub(v, low)};
+        };
+        auto [y0, y1, ly] = corners(y, height);
+        auto [x0, x1, lx] = corners(xx, width);
+        Value hy = f.sub(f.c(1), ly), hx = f.sub(f.c(1), lx);
+        Value bi = arith::IndexCastOp::create(nb, l, index, in[1]);
+        bi = arith::MinSIOp::create(
+            nb, l,
+            arith::MaxSIOp::create(nb, l, bi,
+                                   arith::ConstantIndexOp::create(nb, l, 0)),
+            arith::ConstantIndexOp::create(nb, l, batch - 1));
+        auto tap = [&](Value yy, Value xi, Value w) {
+          Value v =
+              tensor::ExtractOp::create(nb, l, x, ValueRange{bi, ch, yy, xi});
+          return f.mul(w, castScalar(nb, l, v, t, ct));
+        };
+        Value t1 = tap(y0, x0, f.mul(hy, hx)), t2 = tap(y0, x1, f.mul(hy, lx)),
+              t3 = tap(y1, x0, f.mul(ly, hx)), t4 = tap(y1, x1, f.mul(ly, lx));
+        if (isMax) {
+          Value v = arith::MaximumFOp::create(
+              nb, l, arith::MaximumFOp::create(nb, l, t1, t2),
+              arith::MaximumFOp::create(nb, l, t3, t4));
+          v = f.select(outside, f.c(0), v);
+          return {arith::MaximumFOp::create(nb, l, out[0], v)};
+        }
+        Value v = f.add(f.add(t1, t2), f.add(t3, t4));
+        v = f.select(outside, f.c(0), f.mul(v, f.c(1.0 / (ratio * ratio))));
+        return {f.add(out[0], v)};
+      })[0];
+  if (ct == t)
+    return rw.replace(sum);
+  return rw.replace(
+      buildBroadcastGeneric(b, loc, sum, outShape, t,
+                            [&](OpBuilder &nb, Location l, ValueRange args) {
+                              return castScalar(nb, l, args[0], ct, t);
+                            }));
+}
+
+/// DeformConv (2-D): a convolution whose taps move by a learned offset per
+/// output position, kernel position and offset group, sampled bilinearly
+/// (zeros outside X) and scaled by an optional mask. Two kernels: the
+/// sampled taps [N, C, kh, kw, out_h, out_w] (im2col with the offsets; the
+/// offsets and mask are read through affine maps), then their contraction
+/// with W per group, plus the bias.
+LogicalResult convertDeformConv(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "X")) ||
+      failed(requireFloatInput(rw, 1, "W")) ||
+      failed(requireFloatInput(rw, 2, "offset")))
+    return failure();
+  RankedTensorType xType = rw.inputType(0), wType = rw.inputType(1),
+                   oType = rw.inputType(2);
+  if (xType.getRank() != 4)
+    return rw.unsupported("DeformConv on " + Twine(xType.getRank() - 2) +
+                          " spatial dims (2 are)");
+  if (wType.getRank() != 4 || oType.getRank() != 4)
+    return rw.fail("W and offset must be 4-D like X");
+  Type t = xType.getElementType();
+  if (wType.getElementType() != t || oType.getElementType() != t)
+    return rw.fail("X, W and offset must have the same element type");
+  int64_t n = xType.getDimSize(0), c = xType.getDimSize(1),
+          h = xType.getDimSize(2), w = xType.getDimSize(3);
+  int64_t oc = wType.getDimSize(0), icpg = wType.getDimSize(1);
+  SmallVector<int64_t> kernel =
+      rw.getInts("kernel_shape", {wType.getDimSize(2), wType.getDimSize(3)});
+  SmallVector<int64_t> dil = rw.getInts("dilations", {1, 1});
+  SmallVector<int64_t> strides = rw.getInts("strides", {1, 1});
+  SmallVector<int64_t> pads = rw.getInts("pads", {0, 0, 0, 0});
+  int64_t group = rw.getInt("group", 1), og = rw.getInt("offset_group", 1);
+  if (kernel.size() != 2 || dil.size() != 2 || strides.size() != 2 ||
+      pads.size() != 4)
+    return rw.fail("kernel_shape, dilations and strides need 2 values and "
+                   "pads 4");
+  if (kernel[0] != wType.getDimSize(2) || kernel[1] != wType.getDimSize(3))
+    return rw.fail("kernel_shape differs from W's spatial dims");
+  if (group < 1 || og < 1 || c != icpg * group || oc % group || c % og)
+    return rw.fail("group " + Twine(group) + " and offset_group " + Twine(og) +
+                   " do not divide X's " + Twine(c) + " channels and W's " +
+                   Twine(oc) + " outputs (W has " + Twine(icpg) +
+                   " inputs per group)");
+  int64_t outH =
+      (h + pads[0] + pads[2] - (dil[0] * (kernel[0] - 1) + 1)) / strides[0] + 1;
+  int64_t outW =
+      (w + pads[1] + pads[3] - (dil[1] * (kernel[1] - 1) + 1)) / strides[1] + 1;
+  int64_t taps = kernel[0] * kernel[1];
+  if (outH < 1 || outW < 1 || oType.getDimSize(0) != n ||
+      oType.getDimSize(1) != og * taps * 2 || oType.getDimSize(2) != outH ||
+      oType.getDimSize(3) != outW)
+    return rw.fail("offset must have shape [" + Twine(n) + ", " +
+                   Twine(og * taps * 2) + ", " + Twine(outH) + ", " +
+                   Twine(outW) + "], not " + typeName(oType));
+  if (rw.hasInput(3) && rw.inputType(3).getShape() != ArrayRef<int64_t>{oc})
+    return rw.fail("B must have shape [" + Twine(oc) + "]");
+  if (rw.hasInput(4) &&
+      rw.inputType(4).getShape() != ArrayRef<int64_t>{n, og * taps, outH, outW})
+    return rw.fail("mask must have shape [" + Twine(n) + ", " +
+                   Twine(og * taps) + ", " + Twine(outH) + ", " + Twine(outW) +
+                   "]");
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = b.getContext();
+  Type ct = t.isF64() ? b.getF64Type() : b.getF32Type();
+  SmallVector<int64_t> outShape = {n, oc, outH, outW};
+  if (numElements(outShape) == 0)
+    return rw.replace(createEmpty(b, loc, outShape, t));
+
+  // Kernel 1: loops (n, c, i, j, oy, ox).
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  int64_t cpog = c / og;
+  AffineExpr tap = d(2) * kernel[1] + d(3);
+  AffineExpr offsetGroup = d(1).floorDiv(cpog);
+  SmallVector<GenericOperand> ins = {
+      {rw.input(2),
+       AffineMap::get(
+           6, 0, {d(0), offsetGroup * (2 * taps) + tap * 2, d(4), d(5)}, ctx)},
+      {rw.input(2),
+       AffineMap::get(
+           6, 0, {d(0), offsetGroup * (2 * taps) + tap * 2 + 1, d(4), d(5)},
+           ctx)}};
+  if (rw.hasInput(4))
+    ins.push_back(
+        {rw.input(4),
+         AffineMap::get(6, 0, {d(0), offsetGroup * taps + tap, d(4), d(5)},
+                        ctx)});
+  SmallVector<int64_t> colShape = {n, c, kernel[0], kernel[1], outH, outW};
+  Value x = rw.input(0);
+  Value columns = buildGeneric(
+      b, loc, ins,
+      {{createEmpty(b, loc, colShape, ct), b.getMultiDimIdentityMap(6)}},
+      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange in,
+          ValueRange) -> SmallVector<Value> {
+        FloatOps f{nb, l, ct};
+        Type index = nb.getIndexType();
+        Value bi = linalg::IndexOp::create(nb, l, index, 0);
+        Value ch = linalg::IndexOp::create(nb, l, index, 1);
+        // The sample position: the tap's place plus its offset.
+        auto position = [&](int64_t dim, Value off) {
+          Value base = f.add(f.mul(f.index(4 + dim), f.c(strides[dim])),
+                             f.mul(f.index(2 + dim), f.c(dil[dim])));
+          base = f.sub(base, f.c(pads[dim]));
+          return f.add(base, castScalar(nb, l, off, t, ct));
+        };
+        Value py = position(0, in[0]), px = position(1, in[1]);
+        // Far outside (or NaN) reads as just outside, so that the integer
+        // conversions stay defined.
+        auto bound = [&](Value v, int64_t size) {
+          v = arith::MaxNumFOp::create(nb, l, v, f.c(-2));
+          return arith::MinNumFOp::create(nb, l, v, f.c(size + 1)).getResult();
+        };
+        py = bound(py, h);
+        px = bound(px, w);
+        Value y0 = f.floor(py), x0 = f.floor(px);
+        Value ly = f.sub(py, y0), lx = f.sub(px, x0);
+        Value sum;
+        for (int64_t dy = 0; dy < 2; ++dy)
+          for (int64_t dx = 0; dx < 2; ++dx) {
+            Value yy = f.add(y0, f.c(dy)), xi = f.add(x0, f.c(dx));
+            Value inside = arith::AndIOp::create(
+                nb, l,
+                arith::AndIOp::create(
+                    nb, l,
+                    arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, yy,
+                                          f.c(0)),
+                    f.lt(yy, f.c(h))),
+                arith::AndIOp::create(
+                    nb, l,
+                    arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, xi,
+                                          f.c(0)),
+                    f.lt(xi, f.c(w))));
+            auto clampTo = [&](Value v, int64_t size) {
+              v = arith::MaxNumFOp::create(nb, l, v, f.c(0));
+              return toIndex(nb, l,
+                             arith::MinNumFOp::create(nb, l, v, f.c(size - 1)));
+            };
+            Value v = tensor::ExtractOp::create(
+                nb, l, x, ValueRange{bi, ch, clampTo(yy, h), clampTo(xi, w)});
+            v = castScalar(nb, l, v, t, ct);
+            Value wy = dy ? ly : f.sub(f.c(1), ly);
+            Value wx = dx ? lx : f.sub(f.c(1), lx);
+            Value term = f.select(inside, f.mul(f.mul(wy, wx), v), f.c(0));
+            sum = sum ? f.add(sum, term) : term;
+          }
+        if (in.size() > 2)
+          sum = f.mul(sum, castScalar(nb, l, in[2], t, ct));
+        return {sum};
+      })[0];
+
+  // Kernel 2: loops (n, oc, oy, ox, ic in group, i, j).
+  int64_t ocpg = oc / group;
+  AffineExpr inChannel = d(1).floorDiv(ocpg) * icpg + d(4);
+  SmallVector<GenericOperand> convIns = {
+      {columns,
+       AffineMap::get(7, 0, {d(0), inChannel, d(5), d(6), d(2), d(3)}, ctx)},
+      {rw.input(1), AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, ctx)}};
+  Value init = createFilled(b, loc, outShape, ct, b.getZeroAttr(ct));
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  Value y = buildGeneric(
+      b, loc, convIns,
+      {{init, AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx)}}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange in,
+          ValueRange out) -> SmallVector<Value> {
+        FloatOps f{nb, l, ct};
+        return {f.add(out[0], f.mul(in[0], castScalar(nb, l, in[1], t, ct)))};
+      })[0];
+  Value bias = rw.hasInput(3) ? rw.input(3) : Value();
+  if (!bias && ct == t)
+    return rw.replace(y);
+  SmallVector<Value> operands = {y};
+  if (bias)
+    operands.push_back(reshapeTo(b, loc, bias, {1, oc, 1, 1}));
+  return rw.replace(buildBroadcastGeneric(
+      b, loc, operands, outShape, t,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        if (args.size() > 1)
+          v = arith::AddFOp::create(nb, l, v,
+                                    castScalar(nb, l, args[1], t, ct));
+        return castScalar(nb, l, v, ct, t);
+      }));
+}
+
 } // namespace
 
 void dlc::populateResizeHandlers(HandlerRegistry &r) {
   r.add("Resize", {10, 11, 13, 18, 19}, convertResize);
   r.add("Upsample", {1, 7, 9, 10}, convertUpsample);
   r.add("GridSample", {16, 20, 22}, convertGridSample);
+  r.add("RoiAlign", {10, 16, 22}, convertRoiAlign);
+  r.add("DeformConv", {19, 22}, convertDeformConv);
   r.add("AffineGrid", {20}, convertAffineGrid);
 }
