@@ -731,6 +731,17 @@ FailureOr<PoolWindow> resolvePoolWindow(NodeRewriter &rw,
     p.padHigh[i] = std::max<int64_t>(0, (p.outSize[i] - 1) * s + extent -
                                             (in - w.crop[i]) - p.padLow[i]);
   }
+  // No padding past the last window's end: ceil_mode drops a last window
+  // that would start in the padding, and kernels take an input whose
+  // padded size the windows' extent does not exceed by more than the
+  // unpadded input's own tail.
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t end = (p.outSize[i] - 1) * p.strides[i] +
+                  (kernel[i] - 1) * p.dilations[i] + 1;
+    int64_t padded = spatial[i] - w.crop[i] + p.padLow[i] + p.padHigh[i];
+    if (p.outSize[i] > 0 && padded > end)
+      p.padHigh[i] -= std::min(p.padHigh[i], padded - end);
+  }
   return w;
 }
 
