@@ -85,3 +85,30 @@ func.func @kept(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tenso
   } -> tensor<2x8xf32>
   return %b, %d, %n, %i : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Splat constant inputs become scalars in the body: the one indexed by d0
+// (which the output bounds) goes away; the one indexed by d1 (which nothing
+// else bounds) is replaced by an unread empty tensor.
+// CHECK-LABEL: func.func @splat_inputs
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%arg0, %[[E:.*]] : tensor<4xi64>, tensor<4xi64>)
+// CHECK-NEXT: ^bb0(%{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64):
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 7 : i64
+// CHECK-NEXT: %[[C2:.*]] = arith.constant 7 : i64
+// CHECK-NEXT: arith.cmpi sgt, %[[C2]], %[[C1]]
+#d0 = affine_map<(d0, d1) -> (d0)>
+#d1 = affine_map<(d0, d1) -> (d1)>
+func.func @splat_inputs(%x: tensor<4xi64>) -> tensor<4xi64> {
+  %cst = arith.constant dense<7> : tensor<4xi64>
+  %e = tensor.empty() : tensor<4xi64>
+  %r = linalg.generic {indexing_maps = [#d0, #d0, #d1, #d0], iterator_types = ["parallel", "reduction"]} ins(%x, %cst, %cst : tensor<4xi64>, tensor<4xi64>, tensor<4xi64>) outs(%e : tensor<4xi64>) {
+  ^bb0(%a: i64, %b: i64, %c: i64, %o: i64):
+    %gt = arith.cmpi sgt, %c, %b : i64
+    %z = arith.extui %gt : i1 to i64
+    %s = arith.addi %o, %z : i64
+    %t = arith.addi %s, %a : i64
+    linalg.yield %t : i64
+  } -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}

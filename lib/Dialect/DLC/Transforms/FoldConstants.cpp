@@ -4,7 +4,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace dlc {
 #define GEN_PASS_DEF_FOLDCONSTANTS
@@ -157,6 +159,89 @@ DenseElementsAttr evaluate(linalg::GenericOp op, int64_t maxElements) {
   return DenseElementsAttr::get(resultType, result);
 }
 
+/// Replaces the splat constant tensor inputs (of rank 1 or more) of `op`
+/// with scalar constants in its body, so that no kernel holds a constant
+/// array (GPU kernels cannot). An operand goes away where the other operands
+/// bound every loop it indexes; otherwise an unread tensor.empty of its shape
+/// keeps bounding them. Returns the rebuilt op, or null when `op` has no splat
+/// input.
+linalg::GenericOp inlineSplatInputs(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics())
+    return nullptr;
+  struct Splat {
+    OpOperand *operand;
+    TypedAttr value;
+  };
+  SmallVector<Splat> splats;
+  llvm::SmallBitVector bounded(op.getNumLoops());
+  auto bound = [&](AffineMap map) {
+    for (AffineExpr e : map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        bounded.set(d.getPosition());
+  };
+  for (OpOperand &operand : op->getOpOperands()) {
+    DenseElementsAttr attr;
+    // Rank-0 tensors stay: they are how zero points and scales reach the
+    // integer contraction passes, and no kernel bufferizes them to arrays.
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (op.isDpsInput(&operand) && type && type.getRank() > 0 &&
+        matchPattern(operand.get(), m_Constant(&attr)) && attr.isSplat() &&
+        attr.getElementType().isIntOrFloat())
+      splats.push_back({&operand, attr.getSplatValue<TypedAttr>()});
+    else
+      bound(op.getMatchingIndexingMap(&operand));
+  }
+  if (splats.empty())
+    return nullptr;
+  OpBuilder b(op);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  llvm::SmallPtrSet<OpOperand *, 4> removed;
+  DenseMap<OpOperand *, Value> replaced;
+  for (Splat &splat : splats) {
+    AffineMap map = op.getMatchingIndexingMap(splat.operand);
+    bool needed = llvm::any_of(map.getResults(), [&](AffineExpr e) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      return d && !bounded.test(d.getPosition());
+    });
+    if (!needed) {
+      removed.insert(splat.operand);
+      continue;
+    }
+    bound(map);
+    auto type = cast<RankedTensorType>(splat.operand->get().getType());
+    replaced[splat.operand] = tensor::EmptyOp::create(
+        b, op.getLoc(), type.getShape(), type.getElementType());
+  }
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (removed.contains(in))
+      continue;
+    inputs.push_back(replaced.lookup(in) ? replaced.lookup(in) : in->get());
+    maps.push_back(op.getMatchingIndexingMap(in));
+  }
+  for (OpOperand &out : op.getDpsInitsMutable())
+    maps.push_back(op.getMatchingIndexingMap(&out));
+  auto rebuilt = linalg::GenericOp::create(b, op.getLoc(), op.getResultTypes(),
+                                           inputs, op.getDpsInits(), maps,
+                                           op.getIteratorTypesArray());
+  rebuilt->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rebuilt.getRegion().takeBody(op.getRegion());
+  Block &body = rebuilt.getRegion().front();
+  b.setInsertionPointToStart(&body);
+  llvm::BitVector erased(body.getNumArguments());
+  for (Splat &splat : splats) {
+    unsigned number = splat.operand->getOperandNumber();
+    body.getArgument(number).replaceAllUsesWith(
+        arith::ConstantOp::create(b, op.getLoc(), splat.value));
+    if (removed.contains(splat.operand))
+      erased.set(number);
+  }
+  body.eraseArguments(erased);
+  op->replaceAllUsesWith(rebuilt->getResults());
+  op.erase();
+  return rebuilt;
+}
+
 struct FoldConstantsPass
     : public dlc::impl::FoldConstantsBase<FoldConstantsPass> {
   using Base::Base;
@@ -166,6 +251,10 @@ struct FoldConstantsPass
     getOperation().walk(
         [&](linalg::GenericOp op) { candidates.push_back(op); });
     for (linalg::GenericOp op : candidates) {
+      if (linalg::GenericOp rebuilt = inlineSplatInputs(op)) {
+        op = rebuilt;
+        ++numSplatsInlined;
+      }
       DenseElementsAttr value = evaluate(op, maxElements);
       if (!value)
         continue;

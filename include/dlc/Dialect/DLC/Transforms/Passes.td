@@ -207,15 +207,21 @@ def FoldConstants : Pass<"dlc-fold-constants", "mlir::func::FuncOp"> {
     Only results of no more bytes than their tensor inputs together (no
     broadcast into a big tensor, no int8 weights dequantized to f32: the
     artifact would grow) and of at most `max-elements` elements are
-    folded; an op a folder cannot evaluate is left alone.
+    folded; an op a folder cannot evaluate is left alone. Splat constant
+    inputs of any `linalg.generic` (an all-zero tensor compared against,
+    a reduction's constant operand) become scalar constants in its body,
+    so that no kernel holds a constant array (GPU kernels cannot).
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", "65536",
            "Largest result folded, in elements">,
   ];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numFolded", "folded", "Ops evaluated at compile time">,
+    Statistic<"numSplatsInlined", "splats-inlined",
+              "Ops whose splat constant inputs became scalars">,
   ];
 }
 
