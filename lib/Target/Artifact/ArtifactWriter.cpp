@@ -356,7 +356,11 @@ LogicalResult Writer::collectIO() {
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   llvm::DenseSet<Value> returned;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    if (!returned.insert(v).second)
+    // Two outputs of no elements may share one value: there is nothing to
+    // write into either.
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    bool empty = type && type.hasStaticShape() && type.getNumElements() == 0;
+    if (!returned.insert(v).second && !empty)
       return ret.emitError("graph output ")
              << i << " repeats another output; it needs its own kernel";
     // Outputs get a descriptor of their own even when another tensor
