@@ -14,7 +14,8 @@ or numpy's SIMD versions of them) on the same inputs.
                              [--points N] [--check]
 
 Errors are in float32 ULPs of the float64 reference (rounded to float32),
-so 0.5 is correctly rounded; the maximum over all points and the 99.9th
+so 0.5 is correctly rounded (float64 functions: in float64 ULPs of numpy's
+float64 evaluation); the maximum over all points and the 99.9th
 percentile are printed, with the maximum absolute error. Exit status 1 when
 a function's maximum error exceeds its documented bound (--check).
 """
@@ -30,11 +31,10 @@ import onnx
 from onnx import TensorProto, helper
 
 
-def sweep(low, high, n, log=False):
+def sweep(low, high, n, log=False, dtype=np.float32):
     if log:
-        return np.exp(np.linspace(np.log(low), np.log(high), n)).astype(
-            np.float32)
-    return np.linspace(low, high, n, dtype=np.float64).astype(np.float32)
+        return np.exp(np.linspace(np.log(low), np.log(high), n)).astype(dtype)
+    return np.linspace(low, high, n, dtype=np.float64).astype(dtype)
 
 
 def sigmoid64(x):
@@ -47,7 +47,9 @@ def erf64(x):
 
 
 # name: (ONNX op, float64 reference, float32 library evaluation, inputs,
-#        bound on the maximum ULP error that --check enforces)
+#        bound on the maximum ULP error that --check enforces[, dtype])
+# float64 functions are measured in float64 ULPs against numpy's float64
+# (the C library's, itself within 1 ULP), so their bound allows for that.
 FUNCTIONS = {
     "Exp": ("Exp", np.exp, lambda x: np.exp(x),
             lambda n: sweep(-87.0, 88.0, n), 4.0),
@@ -67,25 +69,43 @@ FUNCTIONS = {
     # frequencies up to 1.
     "Sin (large)": ("Sin", np.sin, lambda x: np.sin(x),
                     lambda n: sweep(-4096.0, 4096.0, n), 8.0),
+    # Through subnormal results and up to the largest double.
+    "Exp (f64)": ("Exp", np.exp, None,
+                  lambda n: sweep(-745.0, 709.7, n, dtype=np.float64), 4.0,
+                  np.float64),
+    "Log (f64)": ("Log", np.log, None,
+                  lambda n: sweep(1e-307, 1e308, n, log=True,
+                                  dtype=np.float64), 4.0, np.float64),
+    # Subnormal inputs: CPU targets only, since Vulkan devices may flush
+    # f64 subnormals to zero (lavapipe does; SPIR-V's DenormPreserve is an
+    # optional device feature dlc does not ask for).
+    "Log (f64 subnormal)": ("Log", np.log, None,
+                            lambda n: sweep(5e-324, 2.2e-308, n, log=True,
+                                            dtype=np.float64), 4.0,
+                            np.float64, "cpu"),
 }
 
 
-def ulp_error(got, ref64):
-    """|got - ref| in units of the float32 spacing at ref."""
-    ref32 = ref64.astype(np.float32)
-    spacing = np.spacing(np.abs(ref32)).astype(np.float64)
+def ulp_error(got, ref64, dtype=np.float32):
+    """|got - ref| in units of the `dtype` spacing at ref."""
+    ref = ref64.astype(dtype)
+    spacing = np.spacing(np.abs(ref)).astype(np.float64)
     # Below the smallest normal the spacing is the subnormal one.
-    spacing = np.maximum(spacing, np.float64(np.finfo(np.float32).smallest_subnormal))
+    spacing = np.maximum(spacing, np.float64(np.finfo(dtype).smallest_subnormal))
     return np.abs(got.astype(np.float64) - ref64) / spacing
 
 
 def run_dlc(args, target, op, x, work):
     model_path = os.path.join(work, op + ".onnx")
     node = helper.make_node(op, ["x"], ["y"])
+    elem = TensorProto.DOUBLE if x.dtype == np.float64 else TensorProto.FLOAT
     graph = helper.make_graph(
         [node], op,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x.size])])
+        [helper.make_tensor_value_info("x", elem, [x.size])],
+        [helper.make_tensor_value_info("y", elem, [x.size])])
+    # f64 is an opt-in Vulkan device feature (lavapipe has it).
+    if x.dtype == np.float64 and target.startswith("vulkan"):
+        target += ("," if ":" in target else ":") + "+fp64"
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, model_path)
@@ -116,11 +136,15 @@ def main():
               "| numpy float32 max ULP | bound |")
         print("|---|---|---|---|---|---|---|")
         with tempfile.TemporaryDirectory() as work:
-            for name, (op, ref, lib, inputs, bound) in FUNCTIONS.items():
+            for name, entry in FUNCTIONS.items():
+                op, ref, lib, inputs, bound = entry[:5]
+                dtype = entry[5] if len(entry) > 5 else np.float32
+                if len(entry) > 6 and not target.startswith(entry[6]):
+                    continue
                 x = inputs(args.points)
                 ref64 = ref(x.astype(np.float64))
                 got = run_dlc(args, target, op, x, work)
-                err = ulp_error(got, ref64)
+                err = ulp_error(got, ref64, dtype)
                 lib_err = ("%.2f" % ulp_error(lib(x), ref64).max()
                            if lib else "-")
                 print("| %s | %d in [%g, %g] | %.2f | %.2f | %.3g | %s | %g |"

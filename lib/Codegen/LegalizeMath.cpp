@@ -14,6 +14,9 @@ namespace dlc {
 #include "dlc/Codegen/Passes.h.inc"
 } // namespace dlc
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 
 using namespace mlir;
@@ -618,6 +621,162 @@ struct ExpandTruncF64ToF16 : public OpRewritePattern<arith::TruncFOp> {
   }
 };
 
+/// Builders for the f64 expansions below (scalars or vectors of f64).
+struct F64Builder {
+  PatternRewriter &rw;
+  Location loc;
+  Type type; ///< f64 or a vector of f64
+  Value c(double v) { return floatConstant(rw, loc, type, v); }
+  Value add(Value a, Value b) { return arith::AddFOp::create(rw, loc, a, b); }
+  Value sub(Value a, Value b) { return arith::SubFOp::create(rw, loc, a, b); }
+  Value mul(Value a, Value b) { return arith::MulFOp::create(rw, loc, a, b); }
+  Value cmp(arith::CmpFPredicate p, Value a, Value b) {
+    return arith::CmpFOp::create(rw, loc, p, a, b);
+  }
+  Value select(Value c, Value a, Value b) {
+    return arith::SelectOp::create(rw, loc, c, a, b);
+  }
+  /// Horner's scheme: coefficients from the highest power down.
+  Value horner(Value x, ArrayRef<double> coefficients) {
+    Value p = c(coefficients.front());
+    for (double k : coefficients.drop_front())
+      p = add(mul(p, x), c(k));
+    return p;
+  }
+  /// 2^k for an integral f64 k with |k| < 1024 whose result is a normal
+  /// double, as a product of the powers 2^(+-2^i) its binary digits select:
+  /// every step is exact, and no integer (64-bit integers are pairs of
+  /// 32-bit ones on some Vulkan devices) is involved.
+  Value pow2(Value k) {
+    Value negative = cmp(arith::CmpFPredicate::OLT, k, c(0));
+    Value t = math::AbsFOp::create(rw, loc, k);
+    Value result = c(1);
+    for (int i = 9; i >= 0; --i) {
+      double q = double(1 << i);
+      Value bit = cmp(arith::CmpFPredicate::OGE, t, c(q));
+      t = select(bit, sub(t, c(q)), t);
+      Value factor = select(negative, c(std::ldexp(1.0, -(1 << i))),
+                            c(std::ldexp(1.0, 1 << i)));
+      result = mul(result, select(bit, factor, c(1)));
+    }
+    return result;
+  }
+};
+
+/// f64 math.exp: e^x = 2^k e^r with k = round(x / ln 2) and r = x - k ln 2
+/// (ln 2 in two parts, so that k ln2_hi is exact), |r| <= ln(2) / 2, e^r
+/// by its Taylor polynomial of degree 13 (the next term is below 2^-60 of
+/// the result), and 2^k applied in two halves so that results down to
+/// subnormals and up to the largest double are exact scalings. Overflow
+/// gives inf, underflow 0, NaN NaN. Vulkan has no f64 Exp instruction and
+/// CPU kernels call no libm, so every target takes this.
+struct ExpandExpF64 : public OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(op.getType()).isF64())
+      return failure();
+    F64Builder f{rewriter, op.getLoc(), op.getType()};
+    Value x = op.getOperand();
+    // Clamped so that k stays in range; the ends are fixed up below.
+    Value xc = arith::MinimumFOp::create(
+        rewriter, f.loc,
+        arith::MaximumFOp::create(rewriter, f.loc, x, f.c(-746)), f.c(710));
+    Value k = math::RoundEvenOp::create(rewriter, f.loc,
+                                        f.mul(xc, f.c(1.4426950408889634)));
+    // ln 2 = ln2Hi + ln2Lo, ln2Hi with its low 32 bits zero.
+    Value r = f.sub(xc, f.mul(k, f.c(0x1.62e42feep-1)));
+    r = f.sub(r, f.mul(k, f.c(0x1.a39ef35793c76p-33)));
+    SmallVector<double> taylor;
+    double factorial = 1;
+    for (int n = 1; n <= 13; ++n) {
+      factorial *= n;
+      taylor.push_back(1.0 / factorial);
+    }
+    std::reverse(taylor.begin(), taylor.end());
+    taylor.push_back(1.0);
+    Value p = f.horner(r, taylor);
+    // 2^k = 2^k1 * 2^k2, each half within the normal exponents.
+    Value k1 = math::FloorOp::create(rewriter, f.loc, f.mul(k, f.c(0.5)));
+    Value k2 = f.sub(k, k1);
+    Value y = f.mul(f.mul(p, f.pow2(k1)), f.pow2(k2));
+    y = f.select(f.cmp(arith::CmpFPredicate::OGT, x, f.c(709.782712893384)),
+                 f.c(std::numeric_limits<double>::infinity()), y);
+    y = f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(-745.2)), f.c(0), y);
+    rewriter.replaceOp(op,
+                       f.select(f.cmp(arith::CmpFPredicate::UNO, x, x), x, y));
+    return success();
+  }
+};
+
+/// f64 math.log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(s)
+/// with s = (m - 1) / (m + 1), |s| <= 0.1716, as its series to s^21 (the next
+/// term is below 2^-55 of the result), and e ln 2 added in two parts.
+/// Negative x gives NaN, 0 -inf, inf inf, NaN NaN.
+struct ExpandLogF64 : public OpRewritePattern<math::LogOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::LogOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(op.getType()).isF64())
+      return failure();
+    F64Builder f{rewriter, op.getLoc(), op.getType()};
+    Location loc = f.loc;
+    Value x = op.getOperand();
+    // x = m 2^e with m in [1, 2), by exact scalings with powers of two
+    // (no integer bit manipulation: 64-bit integers are pairs of 32-bit
+    // ones on some Vulkan devices): down from above 2, up from below 1
+    // (subnormals included).
+    Value positive = f.cmp(arith::CmpFPredicate::OGT, x, f.c(0));
+    Value finite = f.cmp(arith::CmpFPredicate::OLT, x,
+                         f.c(std::numeric_limits<double>::infinity()));
+    Value m = f.select(arith::AndIOp::create(rewriter, loc, positive, finite),
+                       x, f.c(1));
+    Value e = f.c(0);
+    for (int i = 9; i >= 0; --i) {
+      int p = 1 << i;
+      Value above =
+          f.cmp(arith::CmpFPredicate::OGE, m, f.c(std::ldexp(1.0, p)));
+      m = f.select(above, f.mul(m, f.c(std::ldexp(1.0, -p))), m);
+      e = f.select(above, f.add(e, f.c(p)), e);
+    }
+    for (int i = 10; i >= 0; --i) {
+      int p = 1 << i;
+      Value below =
+          f.cmp(arith::CmpFPredicate::OLT, m, f.c(std::ldexp(1.0, -p)));
+      // 2^1024 is no double: scale by 2^512 twice.
+      Value scaled = p == 1024 ? f.mul(f.mul(m, f.c(0x1p512)), f.c(0x1p512))
+                               : f.mul(m, f.c(std::ldexp(1.0, p)));
+      m = f.select(below, scaled, m);
+      e = f.select(below, f.sub(e, f.c(p)), e);
+    }
+    Value belowOne = f.cmp(arith::CmpFPredicate::OLT, m, f.c(1));
+    m = f.select(belowOne, f.mul(m, f.c(2)), m);
+    e = f.select(belowOne, f.sub(e, f.c(1)), e);
+    // m in [1, 2): above sqrt(2), halve it.
+    Value high = f.cmp(arith::CmpFPredicate::OGT, m, f.c(M_SQRT2));
+    m = f.select(high, f.mul(m, f.c(0.5)), m);
+    e = f.select(high, f.add(e, f.c(1)), e);
+    Value s = arith::DivFOp::create(rewriter, loc, f.sub(m, f.c(1)),
+                                    f.add(m, f.c(1)));
+    Value s2 = f.mul(s, s);
+    SmallVector<double> series;
+    for (int n = 21; n >= 3; n -= 2)
+      series.push_back(2.0 / n);
+    // log(m) = 2s + s * s2 * (2/3 + s2 * (2/5 + ...)).
+    Value tail = f.mul(f.mul(s, s2), f.horner(s2, series));
+    Value logm = f.add(f.mul(s, f.c(2)), tail);
+    Value y = f.add(f.mul(e, f.c(0x1.62e42feep-1)),
+                    f.add(f.mul(e, f.c(0x1.a39ef35793c76p-33)), logm));
+    double inf = std::numeric_limits<double>::infinity();
+    y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(inf)), x, y);
+    y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0)), f.c(-inf), y);
+    y = f.select(f.cmp(arith::CmpFPredicate::ULT, x, f.c(0)),
+                 f.c(std::numeric_limits<double>::quiet_NaN()), y);
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
 /// math.fma as a multiplication and an addition, except where the fused
 /// rounding is asked for (`dlc.fused`) and the target has it.
 struct ExpandFma : public OpRewritePattern<math::FmaOp> {
@@ -647,6 +806,7 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
             &getContext(),
             /*benefit=*/2);
     patterns.add<ExpandFma>(&getContext(), nativeFma);
+    patterns.add<ExpandExpF64, ExpandLogF64>(&getContext(), /*benefit=*/2);
     auto all = [](StringRef) { return true; };
     populateMathF32ExpansionPatterns(patterns, all);
     // math.roundeven stays where the target has the instruction; elsewhere
