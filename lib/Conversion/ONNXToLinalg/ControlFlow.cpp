@@ -448,10 +448,59 @@ LogicalResult convertScan(NodeRewriter &rw) {
   return success();
 }
 
+/// Optional values: an optional that holds a tensor is that tensor; an
+/// empty one exists only as the Optional node without an input (or an
+/// omitted input), which OptionalHasElement and OptionalGetElement look at
+/// in the ONNX graph. Whether an optional holds a value is known when
+/// compiling; graph inputs and outputs of optional type are refused by the
+/// importer.
+enum class OptionalState { Empty, Holds };
+
+/// What input `i` of `rw`'s node is, as an optional.
+OptionalState optionalState(NodeRewriter &rw, unsigned i) {
+  if (!rw.hasInput(i))
+    return OptionalState::Empty;
+  Value v = rw.getOp().getInputs()[i];
+  auto producer = v.getDefiningOp<onnx::NodeOp>();
+  if (producer && producer.getDomain().empty() &&
+      producer.getOpType() == "Optional" &&
+      (producer.getInputs().empty() || !producer.getInputs()[0] ||
+       isa<NoneType>(producer.getInputs()[0].getType())))
+    return OptionalState::Empty;
+  return OptionalState::Holds;
+}
+
+/// Optional with an input holds it; an empty one (a `type` attribute, no
+/// input) has no value, and a placeholder of no elements stands for it.
+LogicalResult convertOptional(NodeRewriter &rw) {
+  if (rw.hasInput(0))
+    return rw.replace(rw.input(0), rw.onnxElementType(0));
+  Type t = rw.declaredResultElementType(0);
+  if (!t)
+    t = Float32Type::get(rw.ctx());
+  return rw.replace(createEmpty(rw.b(), rw.loc(), {0}, signlessType(t)), t);
+}
+
+LogicalResult convertOptionalHasElement(NodeRewriter &rw) {
+  bool holds = optionalState(rw, 0) == OptionalState::Holds;
+  auto type = RankedTensorType::get({}, rw.b().getI1Type());
+  return rw.replace(
+      createConstant(rw.b(), rw.loc(), DenseElementsAttr::get(type, holds)));
+}
+
+LogicalResult convertOptionalGetElement(NodeRewriter &rw) {
+  if (optionalState(rw, 0) == OptionalState::Empty)
+    return rw.fail("the optional input is empty; it has no element to get");
+  return rw.replace(rw.input(0), rw.onnxElementType(0));
+}
+
 } // namespace
 
 void dlc::populateControlFlowHandlers(HandlerRegistry &r) {
   r.add("If", {1, 11, 13, 16, 19, 21, 23, 24}, convertIf);
   r.add("Loop", {1, 11, 13, 16, 19, 21, 23, 24}, convertLoop);
   r.add("Scan", {8, 9, 11, 16, 19, 21, 23, 24}, convertScan);
+  r.add("Optional", {15}, convertOptional);
+  r.add("OptionalHasElement", {15, 18}, convertOptionalHasElement);
+  r.add("OptionalGetElement", {15, 18}, convertOptionalGetElement);
 }

@@ -109,6 +109,9 @@ private:
   LogicalResult bindInputs();
   LogicalResult pinInputShapes();
   LogicalResult runShapeInference();
+  /// Whether runShapeInference runs the ONNX library's inference on this
+  /// model (it does not on opsets and IR versions newer than it knows).
+  bool shapeInferenceRuns();
   LogicalResult collectValueTypes(const ::onnx::GraphProto &graph);
   FailureOr<Type> convertType(const ::onnx::TypeProto &type, StringRef what);
   FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &tensor,
@@ -425,12 +428,23 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
   // conversion handlers, which check what they read.
   if (opset == opsets.end())
     return success(); // importNode names the missing domain.
+  const auto &ranges =
+      ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto range = ranges.find(domain);
+  bool libraryKnowsOpset =
+      range != ranges.end() && opset->second <= range->second.second;
   // An empty name leaves an input out; only optional ones may be. Checked
   // against the schema the library's shape inference will use, which for
   // an opset newer than it knows is its newest one: its inference reads a
-  // required input's type unchecked.
-  if (const ::onnx::OpSchema *inferred = ::onnx::OpSchemaRegistry::Schema(
-          node.op_type(), static_cast<int>(opset->second), domain)) {
+  // required input's type unchecked. Where the inference does not run at
+  // all (a default-domain opset or IR version newer than the library
+  // knows: runShapeInference), the input may have become optional since
+  // (OptionalHasElement's in opset 18) and the handler checks it.
+  if (const ::onnx::OpSchema *inferred =
+          shapeInferenceRuns()
+              ? ::onnx::OpSchemaRegistry::Schema(
+                    node.op_type(), static_cast<int>(opset->second), domain)
+              : nullptr) {
     const auto &formals = inferred->inputs();
     for (int i = 0; i < node.input_size() && !formals.empty(); ++i) {
       const auto &formal =
@@ -441,10 +455,7 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
                        << ") is required, but the node names no value for it";
     }
   }
-  const auto &ranges =
-      ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto range = ranges.find(domain);
-  if (range == ranges.end() || opset->second > range->second.second)
+  if (!libraryKnowsOpset)
     return success();
   const ::onnx::OpSchema *schema = ::onnx::OpSchemaRegistry::Schema(
       node.op_type(), static_cast<int>(opset->second), domain);
@@ -678,7 +689,7 @@ LogicalResult ModelImporter::pinInputShapes() {
   return success();
 }
 
-LogicalResult ModelImporter::runShapeInference() {
+bool ModelImporter::shapeInferenceRuns() {
   // ONNX's shape inference here is the one of the installed ONNX library;
   // it only knows the opsets and IR versions of its release, and on newer
   // models it would apply old operator semantics. There, the conversion
@@ -687,8 +698,12 @@ LogicalResult ModelImporter::runShapeInference() {
       ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("");
   auto it = opsets.find("");
   if (it != opsets.end() && it->second > range.second)
-    return success();
-  if (model.ir_version() > ::onnx::Version::IR_VERSION)
+    return false;
+  return model.ir_version() <= ::onnx::Version::IR_VERSION;
+}
+
+LogicalResult ModelImporter::runShapeInference() {
+  if (!shapeInferenceRuns())
     return success();
   try {
     ::onnx::ShapeInferenceOptions inferenceOptions(/*check_type=*/false,

@@ -197,6 +197,22 @@ def main():
             [helper.make_tensor_sequence_value_info("Y", TensorProto.FLOAT,
                                                     [2])])
         save(m, out)
+    elif kind in ("optional-empty-has", "optional-empty-get"):
+        # An empty optional (Optional with a type and no input), asked
+        # whether it holds a value or for its value.
+        opt = helper.make_node("Optional", [], ["O"], name="empty")
+        opt.attribute.append(helper.make_attribute(
+            "type", helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))
+        use = ("OptionalHasElement" if kind == "optional-empty-has"
+               else "OptionalGetElement")
+        elem = TensorProto.BOOL if kind == "optional-empty-has" else \
+            TensorProto.FLOAT
+        m = graph_model(
+            [opt, helper.make_node(use, ["O"], ["Y"], name="use")], [],
+            [helper.make_tensor_value_info(
+                "Y", elem, [] if elem == TensorProto.BOOL else [2])],
+            opset=18)
+        save(m, out)
     elif kind == "short-raw":
         # Reshape's shape as raw data one value short of its dims: ONNX's
         # shape inference copied the bytes the dims asked for and crashed.
