@@ -495,10 +495,93 @@ LogicalResult convertEinsum(NodeRewriter &rw) {
   return rw.replace(castTo(b, loc, y, t), rw.onnxElementType(0));
 }
 
+/// Det of matrices up to this size; beyond, the unrolled elimination's
+/// code (O(n^3) operations per kernel body) would grow too large.
+constexpr int64_t kMaxDetSize = 8;
+
+/// Det: the determinant of each [M, M] matrix of X's last two dims. One
+/// elementwise kernel over the batch dims whose body reads the matrix and
+/// runs Gaussian elimination with partial pivoting (as LAPACK's getrf, which
+/// ONNX Runtime's Eigen LU follows), unrolled: at step k the rows below
+/// swap in the largest |a[r][k]|, the determinant takes the pivot (and a
+/// sign per swap), and the rows below subtract their multiple of row k. A
+/// zero pivot (a singular matrix) makes the determinant 0.
+LogicalResult convertDet(NodeRewriter &rw) {
+  if (failed(requireFloatInput(rw, 0, "X")))
+    return failure();
+  auto type = rw.inputType(0);
+  int64_t rank = type.getRank();
+  if (rank < 2 || type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
+    return rw.fail("X must be [*, M, M], not " + typeName(type));
+  int64_t n = type.getDimSize(rank - 1);
+  if (n > kMaxDetSize)
+    return rw.unsupported("Det of " + Twine(n) + "x" + Twine(n) +
+                          " matrices (at most " + Twine(kMaxDetSize) + "x" +
+                          Twine(kMaxDetSize) + ")");
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  Type t = type.getElementType();
+  Type ct = t.isF64() ? b.getF64Type() : b.getF32Type();
+  ArrayRef<int64_t> batch = type.getShape().drop_back(2);
+  int64_t loops = batch.size();
+  if (numElements(batch) == 0)
+    return rw.replace(createEmpty(b, loc, batch, t));
+  Value x = rw.input(0);
+  Type onnxType = rw.onnxElementType(0);
+  Value result = buildGeneric(
+      b, loc, {},
+      {{createEmpty(b, loc, batch, t), b.getMultiDimIdentityMap(loops)}},
+      SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange,
+          ValueRange) -> SmallVector<Value> {
+        auto c = [&](double v) { return scalarConstant(nb, l, ct, v); };
+        auto abs = [&](Value v) { return math::AbsFOp::create(nb, l, v); };
+        SmallVector<Value> prefix;
+        for (int64_t d = 0; d < loops; ++d)
+          prefix.push_back(linalg::IndexOp::create(nb, l, d));
+        SmallVector<SmallVector<Value>> a(n, SmallVector<Value>(n));
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            SmallVector<Value> idx(prefix);
+            idx.push_back(arith::ConstantIndexOp::create(nb, l, i));
+            idx.push_back(arith::ConstantIndexOp::create(nb, l, j));
+            a[i][j] = castScalar(
+                nb, l, tensor::ExtractOp::create(nb, l, x, idx), onnxType, ct);
+          }
+        Value det = c(1);
+        for (int64_t k = 0; k < n; ++k) {
+          for (int64_t r = k + 1; r < n; ++r) {
+            Value larger = arith::CmpFOp::create(
+                nb, l, arith::CmpFPredicate::OGT, abs(a[r][k]), abs(a[k][k]));
+            for (int64_t j = k; j < n; ++j) {
+              Value top = a[k][j];
+              a[k][j] = arith::SelectOp::create(nb, l, larger, a[r][j], top);
+              a[r][j] = arith::SelectOp::create(nb, l, larger, top, a[r][j]);
+            }
+            det = arith::SelectOp::create(
+                nb, l, larger, arith::NegFOp::create(nb, l, det), det);
+          }
+          det = arith::MulFOp::create(nb, l, det, a[k][k]);
+          Value singular = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OEQ, a[k][k], c(0));
+          Value pivot = arith::SelectOp::create(nb, l, singular, c(1), a[k][k]);
+          for (int64_t r = k + 1; r < n; ++r) {
+            Value f = arith::DivFOp::create(nb, l, a[r][k], pivot);
+            for (int64_t j = k + 1; j < n; ++j)
+              a[r][j] = arith::SubFOp::create(
+                  nb, l, a[r][j], arith::MulFOp::create(nb, l, f, a[k][j]));
+          }
+        }
+        return {castScalar(nb, l, det, ct, onnxType)};
+      })[0];
+  return rw.replace(result);
+}
+
 } // namespace
 
 void dlc::populateMatrixHandlers(HandlerRegistry &r) {
   r.add("MatMul", {1, 9, 13}, convertMatMul);
   r.add("Gemm", {1, 6, 7, 9, 11, 13}, convertGemm);
   r.add("Einsum", {12}, convertEinsum);
+  r.add("Det", {11, 22}, convertDet);
 }
