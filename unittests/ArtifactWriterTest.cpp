@@ -288,7 +288,7 @@ namespace {
 TEST(ArtifactFormat, DtypesAreNumberedAsOnnxNumbersThem) {
   size_t count;
   const dlcx_dtype_info_t *table = dlcx_dtype_table(&count);
-  EXPECT_EQ(count, 20u);
+  EXPECT_EQ(count, 21u);
   for (const dlcx_dtype_info_t &e : llvm::ArrayRef(table, count)) {
     std::string expected = e.long_name;
     if (expected == "float32")
@@ -296,11 +296,14 @@ TEST(ArtifactFormat, DtypesAreNumberedAsOnnxNumbersThem) {
     else if (expected == "float64")
       expected = "double";
     // ml_dtypes' names of the small floats: float8_e4m3fn is ONNX's
-    // FLOAT8E4M3FN, float4_e2m1fn its FLOAT4E2M1.
+    // FLOAT8E4M3FN, float4_e2m1fn its FLOAT4E2M1, float8_e8m0fnu its
+    // FLOAT8E8M0.
     if (dlcx_dtype_is_minifloat(e.number)) {
       llvm::erase(expected, '_');
       if (e.bits == 4)
         expected.resize(expected.size() - 2);
+      if (e.number == DLCX_DTYPE_F8E8M0)
+        expected.resize(expected.size() - 3);
     }
     for (char &c : expected)
       c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

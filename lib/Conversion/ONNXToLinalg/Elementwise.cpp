@@ -787,16 +787,24 @@ LogicalResult convertWhere(NodeRewriter &rw) {
 //===--- casts ------------------------------------------------------------===//
 
 /// Cast and CastLike. `saturate` (opset 19) only matters for 8-bit float
-/// results; ONNX ignores it for every other type.
+/// results, `round_mode` (opset 24) for FLOAT8E8M0 ones; ONNX ignores them
+/// for every other type.
 LogicalResult castTo(NodeRewriter &rw, Type to) {
   if (failed(rw.requireInput(0, "input")))
     return failure();
   Type from = rw.onnxElementType(0);
   bool saturate = rw.getInt("saturate", 1) != 0;
+  std::string mode = rw.getString("round_mode", "up");
+  if (mode != "up" && mode != "down" && mode != "nearest")
+    return rw.fail("round_mode must be 'up', 'down' or 'nearest', not '" +
+                   mode + "'");
+  E8M0Rounding rounding = mode == "up"     ? E8M0Rounding::Up
+                          : mode == "down" ? E8M0Rounding::Down
+                                           : E8M0Rounding::Nearest;
   return emitElementwise(
       rw, rw.input(0), signlessType(to),
       [&](OpBuilder &b, Location loc, ValueRange a) {
-        return castScalar(b, loc, a[0], from, to, saturate);
+        return castScalar(b, loc, a[0], from, to, saturate, rounding);
       },
       to);
 }

@@ -101,10 +101,9 @@ TypedAttr dlc::highestValueAttr(Type type, bool isUnsigned) {
 }
 
 bool dlc::isFloatHeldAsBits(Type type) {
-  // The sign-exponent-mantissa formats ONNX has (not E8M0, which has no
-  // sign bit: the conversions below assume one).
   return isa_and_present<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
-                         Float8E5M2FNUZType, Float4E2M1FNType>(type);
+                         Float8E5M2FNUZType, Float4E2M1FNType,
+                         Float8E8M0FNUType>(type);
 }
 
 Type dlc::signlessType(Type type) {
@@ -184,9 +183,51 @@ struct Bits32 {
 
 } // namespace
 
+/// FLOAT8E8M0 (exponent bits only, no sign): 2^(code - 127), 0xff NaN.
+/// Code 0 is 2^-127, an f32 subnormal.
+Value decodeE8M0(OpBuilder &b, Location loc, Value bits) {
+  using P = arith::CmpIPredicate;
+  Bits32 i{b, loc};
+  Value x = b.createOrFold<arith::ExtUIOp>(loc, i.i32, bits);
+  Value r = i.select(i.cmp(P::eq, x, 0), 0x00400000, i.shl(x, 23));
+  r = i.select(i.cmp(P::eq, x, 0xff), 0x7fc00000, r);
+  return b.createOrFold<arith::BitcastOp>(loc, b.getF32Type(), r);
+}
+
+/// f32 -> FLOAT8E8M0 as ONNX's Cast defines it: the exponent of |v| (its
+/// sign dropped), rounded up when any fraction bit is set ("up"), when the
+/// fraction is at least one half ("nearest"; f32 subnormals: above one
+/// half), or not at all ("down"); a rounding past the largest code stays
+/// there with `saturate` and is NaN without. NaN and infinity give NaN.
+Value encodeE8M0(OpBuilder &b, Location loc, Value v, bool saturate,
+                 E8M0Rounding rounding) {
+  using P = arith::CmpIPredicate;
+  Bits32 i{b, loc};
+  Value x = b.createOrFold<arith::BitcastOp>(loc, i.i32, v);
+  Value exponent = i.andI(i.shr(x, 23), 0xff);
+  Value special = i.cmp(P::eq, exponent, 0xff);
+  Value up = i.cmp(P::ne, i.c(0), i.c(0));
+  if (rounding == E8M0Rounding::Up) {
+    up = i.cmp(P::ne, i.andI(x, 0x7fffff), 0);
+  } else if (rounding == E8M0Rounding::Nearest) {
+    Value guard = i.cmp(P::ne, i.andI(x, 0x400000), 0);
+    Value rest = i.cmp(P::ne, i.andI(x, 0x3fffff), 0);
+    Value normal = i.cmp(P::ne, exponent, 0);
+    up = b.createOrFold<arith::AndIOp>(
+        loc, guard, b.createOrFold<arith::OrIOp>(loc, rest, normal));
+  }
+  if (saturate)
+    up = b.createOrFold<arith::AndIOp>(loc, up, i.cmp(P::ne, exponent, 0xfe));
+  Value code = i.add(exponent, b.createOrFold<arith::ExtUIOp>(loc, i.i32, up));
+  code = i.select(special, 0xff, code);
+  return b.createOrFold<arith::TruncIOp>(loc, b.getIntegerType(8), code);
+}
+
 Value dlc::decodeFloatBits(OpBuilder &b, Location loc, Value bits,
                            FloatType from) {
   using P = arith::CmpIPredicate;
+  if (isa<Float8E8M0FNUType>(from))
+    return decodeE8M0(b, loc, bits);
   SmallFloatLayout f(from);
   Bits32 i{b, loc};
   unsigned m = f.mantissa;
@@ -223,6 +264,8 @@ Value dlc::decodeFloatBits(OpBuilder &b, Location loc, Value bits,
 Value dlc::encodeFloatBits(OpBuilder &b, Location loc, Value v, FloatType to,
                            bool saturate) {
   using P = arith::CmpIPredicate;
+  if (isa<Float8E8M0FNUType>(to))
+    return encodeE8M0(b, loc, v, saturate, E8M0Rounding::Up);
   SmallFloatLayout f(to);
   Bits32 i{b, loc};
   unsigned m = f.mantissa;
@@ -277,13 +320,16 @@ Value dlc::encodeFloatBits(OpBuilder &b, Location loc, Value v, FloatType to,
 }
 
 Value dlc::castScalar(OpBuilder &b, Location loc, Value v, Type from, Type to,
-                      bool saturate) {
+                      bool saturate, E8M0Rounding rounding) {
   Type dst = signlessType(to);
   if (from == to)
     return v;
   if (isFloatHeldAsBits(from))
     return castScalar(b, loc, decodeFloatBits(b, loc, v, cast<FloatType>(from)),
-                      b.getF32Type(), to, saturate);
+                      b.getF32Type(), to, saturate, rounding);
+  if (isa<Float8E8M0FNUType>(to))
+    return encodeE8M0(b, loc, castScalar(b, loc, v, from, b.getF32Type()),
+                      saturate, rounding);
   if (isFloatHeldAsBits(to))
     return encodeFloatBits(b, loc, castScalar(b, loc, v, from, b.getF32Type()),
                            cast<FloatType>(to), saturate);

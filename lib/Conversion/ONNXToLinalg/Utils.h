@@ -44,13 +44,19 @@ mlir::TypedAttr scalarAttr(mlir::Type type, double value);
 mlir::TypedAttr lowestValueAttr(mlir::Type type, bool isUnsigned);
 mlir::TypedAttr highestValueAttr(mlir::Type type, bool isUnsigned);
 
+/// How a conversion to FLOAT8E8M0 (a power of two) rounds: Cast's
+/// `round_mode` (opset 24; "up", away from zero, by default).
+enum class E8M0Rounding { Up, Down, Nearest };
+
 /// Converts a scalar between element types with ONNX Cast semantics.
 /// `from`/`to` are ONNX element types (their signedness selects the
 /// integer conversions); the value and result use signless types.
 /// `saturate` is Cast's attribute: 8-bit float results beyond the largest
-/// finite value become it rather than infinity or NaN.
+/// finite value become it rather than infinity or NaN. `rounding` applies
+/// to FLOAT8E8M0 results only (the others round to nearest even).
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
-                       mlir::Type from, mlir::Type to, bool saturate = true);
+                       mlir::Type from, mlir::Type to, bool saturate = true,
+                       E8M0Rounding rounding = E8M0Rounding::Up);
 
 /// The type kernels hold values of an ONNX element type in: signless
 /// integers (ui8 -> i8), and the bits of 8- and 4-bit floats (f8E4M3FN ->
@@ -58,7 +64,8 @@ mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 mlir::Type signlessType(mlir::Type type);
 
 /// One of ONNX's 8- and 4-bit floats (FLOAT8E4M3FN, E4M3FNUZ, E5M2,
-/// E5M2FNUZ, FLOAT4E2M1): held as its bits.
+/// E5M2FNUZ, FLOAT4E2M1, and the exponent-only FLOAT8E8M0): held as its
+/// bits.
 bool isFloatHeldAsBits(mlir::Type type);
 
 /// The f32 value of the bits `bits` (i8 or i4) of an 8- or 4-bit float of

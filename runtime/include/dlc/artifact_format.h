@@ -119,8 +119,8 @@ typedef enum dlcx_feature_e {
  * (float), 'i' (signed), 'u' (unsigned) or 'b' (bool, one byte). 4-bit
  * types are packed two per byte in model inputs and outputs and take a byte
  * each between kernels. The 8- and 4-bit floats (FLOAT8E4M3FN ...
- * FLOAT4E2M1) are formats of their own, not IEEE types: lookups by kind and
- * width (dlcx_dtype_find) skip them, .npy files hold their bits. */
+ * FLOAT4E2M1, FLOAT8E8M0) are formats of their own, not IEEE types: lookups by
+ * kind and width (dlcx_dtype_find) skip them, .npy files hold their bits. */
 #define DLCX_DTYPES(X)                                                         \
   X(F32, 1, "f32", "float32", 32, 'f')                                         \
   X(U8, 2, "u8", "uint8", 8, 'u')                                              \
@@ -141,7 +141,8 @@ typedef enum dlcx_feature_e {
   X(F8E5M2FNUZ, 20, "f8e5m2fnuz", "float8_e5m2fnuz", 8, 'f')                   \
   X(U4, 21, "u4", "uint4", 4, 'u')                                             \
   X(I4, 22, "i4", "int4", 4, 'i')                                              \
-  X(F4E2M1, 23, "f4e2m1", "float4_e2m1fn", 4, 'f')
+  X(F4E2M1, 23, "f4e2m1", "float4_e2m1fn", 4, 'f')                             \
+  X(F8E8M0, 24, "f8e8m0", "float8_e8m0fnu", 8, 'f')
 
 typedef enum dlcx_dtype_e {
 #define DLCX_DTYPE_ENUMERATOR(name, number, short_name, long_name, bits, kind) \
@@ -184,7 +185,7 @@ static inline const dlcx_dtype_info_t *dlcx_dtype_info(uint32_t dtype) {
 /* Whether `dtype` is one of the 8- and 4-bit float formats. */
 static inline int dlcx_dtype_is_minifloat(uint32_t dtype) {
   return (dtype >= DLCX_DTYPE_F8E4M3FN && dtype <= DLCX_DTYPE_F8E5M2FNUZ) ||
-         dtype == DLCX_DTYPE_F4E2M1;
+         dtype == DLCX_DTYPE_F4E2M1 || dtype == DLCX_DTYPE_F8E8M0;
 }
 
 /* The dtype of `kind` and `bits` (IEEE f16 for 'f' and 16, not bf16), or 0

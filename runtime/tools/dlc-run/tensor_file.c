@@ -61,6 +61,9 @@ static double dlc_minifloat_value(uint32_t dtype, unsigned code) {
   unsigned bits = 8, mantissa = 3, exponent, fraction, magnitude;
   int bias = 7;
   double value;
+  /* E8M0: an exponent alone, no sign or mantissa; 0xff is NaN. */
+  if (dtype == DLCX_DTYPE_F8E8M0)
+    return code == 0xff ? NAN : ldexp(1.0, (int)code - 127);
   switch (dtype) {
   case DLCX_DTYPE_F8E4M3FNUZ:
     bias = 8;

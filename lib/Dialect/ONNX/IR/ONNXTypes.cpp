@@ -33,6 +33,7 @@ enum DataType : int64_t {
   UINT4 = 21,
   INT4 = 22,
   FLOAT4E2M1 = 23,
+  FLOAT8E8M0 = 24,
 };
 } // namespace
 
@@ -79,6 +80,8 @@ Type dlc::onnx::getElementType(MLIRContext *ctx, int64_t dataType) {
     return Float8E5M2FNUZType::get(ctx);
   case FLOAT4E2M1:
     return Float4E2M1FNType::get(ctx);
+  case FLOAT8E8M0:
+    return Float8E8M0FNUType::get(ctx);
   default:
     return {};
   }
@@ -103,6 +106,8 @@ int64_t dlc::onnx::getDataType(Type t) {
     return FLOAT8E5M2FNUZ;
   if (isa<Float4E2M1FNType>(t))
     return FLOAT4E2M1;
+  if (isa<Float8E8M0FNUType>(t))
+    return FLOAT8E8M0;
   if (auto i = dyn_cast<IntegerType>(t)) {
     bool u = i.isUnsigned();
     switch (i.getWidth()) {
@@ -132,7 +137,8 @@ std::string dlc::onnx::getDataTypeName(int64_t dataType) {
       "STRING",         "BOOL",         "FLOAT16",        "DOUBLE",
       "UINT32",         "UINT64",       "COMPLEX64",      "COMPLEX128",
       "BFLOAT16",       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-      "FLOAT8E5M2FNUZ", "UINT4",        "INT4",           "FLOAT4E2M1"};
+      "FLOAT8E5M2FNUZ", "UINT4",        "INT4",           "FLOAT4E2M1",
+      "FLOAT8E8M0"};
   if (dataType >= 0 &&
       dataType < static_cast<int64_t>(sizeof(names) / sizeof(names[0])))
     return names[dataType];
