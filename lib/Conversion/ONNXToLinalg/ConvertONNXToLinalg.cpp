@@ -72,6 +72,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateShapeHandlers(r);
     populateResizeHandlers(r);
     populateSignalHandlers(r);
+    populateTextHandlers(r);
     populateQuantizationHandlers(r);
     populateRecurrentHandlers(r);
     populateControlFlowHandlers(r);

@@ -77,6 +77,7 @@ void populateReductionHandlers(HandlerRegistry &registry);
 void populateShapeHandlers(HandlerRegistry &registry);
 void populateResizeHandlers(HandlerRegistry &registry);
 void populateSignalHandlers(HandlerRegistry &registry);
+void populateTextHandlers(HandlerRegistry &registry);
 void populateQuantizationHandlers(HandlerRegistry &registry);
 void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
