@@ -88,6 +88,23 @@ struct ExpandRemF : public OpRewritePattern<arith::RemFOp> {
   }
 };
 
+/// math.ceil as -floor(-x): exact (signed zeros, infinities and NaN
+/// included), with no integer conversion and no copysign, which MLIR's
+/// expansion uses (Vulkan has no f64 copysign without 64-bit integers; on
+/// 32-bit Arm an f64 <-> i64 conversion is a library call). Where floor is
+/// no instruction, ExpandFloor expands it in turn.
+struct ExpandCeil : public OpRewritePattern<math::CeilOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::CeilOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value negated = arith::NegFOp::create(rewriter, loc, op.getOperand());
+    Value down = math::FloorOp::create(rewriter, loc, negated);
+    rewriter.replaceOpWithNewOp<arith::NegFOp>(op, down);
+    return success();
+  }
+};
+
 /// math.trunc has no SPIR-V (GLSL) counterpart: floor for x >= 0, ceil
 /// below, which every target has.
 struct ExpandTrunc : public OpRewritePattern<math::TruncOp> {
@@ -682,8 +699,10 @@ struct ExpandExpF64 : public OpRewritePattern<math::ExpOp> {
     Value xc = arith::MinimumFOp::create(
         rewriter, f.loc,
         arith::MaximumFOp::create(rewriter, f.loc, x, f.c(-746)), f.c(710));
-    Value k = math::RoundEvenOp::create(rewriter, f.loc,
-                                        f.mul(xc, f.c(1.4426950408889634)));
+    // k = floor(x / ln 2 + 1/2): how ties round does not matter, and floor
+    // is an instruction where roundeven may be an expansion with copysign.
+    Value k = math::FloorOp::create(
+        rewriter, f.loc, f.add(f.mul(xc, f.c(1.4426950408889634)), f.c(0.5)));
     // ln 2 = ln2Hi + ln2Lo, ln2Hi with its low 32 bits zero.
     Value r = f.sub(xc, f.mul(k, f.c(0x1.62e42feep-1)));
     r = f.sub(r, f.mul(k, f.c(0x1.a39ef35793c76p-33)));
@@ -800,6 +819,7 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandRemF, ExpandTrunc, ExpandIPowI, PromoteHalfMath>(
         &getContext());
+    patterns.add<ExpandCeil>(&getContext(), /*benefit=*/2);
     // Ahead of MLIR's sin/cos approximations (see ExpandSinCos).
     patterns
         .add<ExpandSinCos<math::SinOp, false>, ExpandSinCos<math::CosOp, true>>(
@@ -812,10 +832,10 @@ struct LegalizeMathPass : public dlc::impl::LegalizeMathBase<LegalizeMathPass> {
     // math.roundeven stays where the target has the instruction; elsewhere
     // it becomes ExpandRoundEven's two additions (f32, f64) or MLIR's
     // expansion (other types).
-    math::populateExpansionPatterns(
-        patterns,
-        {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
-         "ceil", "exp2", "powf", "fpowi", "round", "rsqrt", "clampf"});
+    math::populateExpansionPatterns(patterns,
+                                    {"ctlz", "sinh", "cosh", "tan", "tanh",
+                                     "asinh", "acosh", "atanh", "exp2", "powf",
+                                     "fpowi", "round", "rsqrt", "clampf"});
     if (!nativeRoundEven) {
       patterns.add<ExpandRoundEven>(&getContext(), /*benefit=*/2);
       math::populateExpansionPatterns(patterns, {"roundeven"});

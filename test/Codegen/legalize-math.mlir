@@ -315,3 +315,21 @@ func.func @i64_to_f32(%a: i64, %v: vector<4xi64>, %b: i32) -> (f32, vector<4xf32
   %2 = arith.sitofp %b : i32 to f32
   return %0, %1, %2 : f32, vector<4xf32>, f32
 }
+
+// Ceil is -floor(-x) (no integer conversion, no copysign: Vulkan has no
+// f64 copysign without 64-bit integers); f64 Exp and Log are polynomials
+// like f32 ones (no exp/log of the C library).
+// CHECK-LABEL: func.func @ceil_exp_log_f64
+// CHECK: %[[N:.*]] = arith.negf %arg0 : f64
+// CHECK: %[[F:.*]] = math.floor %[[N]] : f64
+// CHECK: arith.negf %[[F]] : f64
+// CHECK-NOT: math.copysign
+// CHECK-NOT: math.exp
+// CHECK-NOT: math.log
+// CHECK: return
+func.func @ceil_exp_log_f64(%x: f64) -> (f64, f64, f64) {
+  %0 = math.ceil %x : f64
+  %1 = math.exp %x : f64
+  %2 = math.log %x : f64
+  return %0, %1, %2 : f64, f64, f64
+}
