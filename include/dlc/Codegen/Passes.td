@@ -668,6 +668,22 @@ def CPULowerWorkgroups : Pass<"dlc-cpu-lower-workgroups", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def GPUBF16Storage : Pass<"dlc-gpu-bf16-storage", "mlir::ModuleOp"> {
+  let summary = "GPU kernels without bf16 hold bf16 buffers as 16-bit "
+                "integers";
+  let description = [{
+    For Vulkan, whose SPIR-V has no bf16 type. Runs after
+    `dlc-legalize-math` has turned every bf16 conversion into integer
+    operations on the bits (`expand-bf16-conversions`) and bf16 arithmetic
+    has been emulated in f32: every memref of bf16 in a `gpu.func` (its
+    arguments included) becomes one of i16 with the same bytes, loads and
+    stores move i16, and the bitcasts between bf16 and i16 next to them
+    fold away. A bf16 value still computed with stays bf16, and the
+    target's element-type check names the kernel.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def CPUBF16Memory : Pass<"dlc-cpu-bf16-memory", "mlir::ModuleOp"> {
   let summary = "CPU kernels: masked vector loads and stores of bf16 move "
                 "16-bit integers";

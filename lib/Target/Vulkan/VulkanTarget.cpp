@@ -21,6 +21,7 @@
 #include "mlir/Conversion/GPUToSPIRV/GPUToSPIRVPass.h"
 #include "mlir/Conversion/MathToSPIRV/MathToSPIRVPass.h"
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRVPass.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -176,9 +177,17 @@ void dlc::buildVulkanLoopsPipeline(OpPassManager &pm,
   // remaining linalg ops become loops.
   if (target.hasInt8DotProduct)
     pm.addPass(createGPUInt8Dot());
+  // SPIR-V has no bf16: its arithmetic runs in f32, its conversions are
+  // integer operations, and its buffers hold 16-bit integers.
+  arith::ArithEmulateUnsupportedFloatsOptions bf16;
+  bf16.sourceTypeStrs = {"bf16"};
+  bf16.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(bf16));
   LegalizeMathOptions math;
   math.nativeRoundEven = true;
+  math.expandBF16Conversions = true;
   buildGPULoopsPipeline(pm, math);
+  pm.addPass(createGPUBF16Storage());
 }
 
 void dlc::buildVulkanSPIRVPipeline(OpPassManager &pm,
