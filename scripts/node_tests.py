@@ -54,7 +54,7 @@ FAMILIES = {
         LayerNormalization GroupNormalization LpNormalization LpPool
         GlobalLpPool MeanVarianceNormalization RMSNormalization LRN Col2Im
         DeformConv""",
-    "matrix": "MatMul Gemm Einsum Attention RotaryEmbedding",
+    "matrix": "MatMul Gemm Einsum Attention RotaryEmbedding Det",
     "reduction": """ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd
         ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum ReduceLogSumExp
         Softmax LogSoftmax Hardmax ArgMax ArgMin TopK NegativeLogLikelihoodLoss
@@ -67,8 +67,10 @@ FAMILIES = {
         ReverseSequence HannWindow HammingWindow BlackmanWindow GridSample
         AffineGrid Compress TensorScatter RoiAlign""",
     "signal": "DFT STFT MelWeightMatrix",
+    "text": "TfIdfVectorizer",
     "recurrent": "RNN GRU LSTM",
-    "control": "If Loop Scan",
+    "control": """If Loop Scan Optional OptionalHasElement
+        OptionalGetElement""",
     # com.microsoft operators ONNX Runtime's tools write (no ONNX node test
     # has them; scripts/ort_format_tests.py does).
     "ort-contrib": """BiasGelu FastGelu QuickGelu SkipLayerNormalization
@@ -79,6 +81,17 @@ FAMILIES = {
         QLinearMatMul MatMulInteger ConvInteger DynamicQuantizeLinear""",
 }
 OP_FAMILY = {op: fam for fam, ops in FAMILIES.items() for op in ops.split()}
+
+# What the whole-suite figure leaves out (issue 19 asks for 95% of the
+# standard-domain suite except string and training-only operators): the
+# ai.onnx.ml operators, the string operators and the optimizers. Tests of
+# standard operators on strings (test_equal_string) or in training mode
+# (Dropout, BatchNormalization) stay in.
+ML_DOMAIN_OPS = {"ArrayFeatureExtractor", "Binarizer", "LabelEncoder",
+                 "TreeEnsemble"}
+STRING_OPS = {"RegexFullMatch", "StringConcat", "StringNormalizer",
+              "StringSplit"}
+TRAINING_OPS = {"Adagrad", "Adam", "Momentum"}
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -411,6 +424,31 @@ def write_report(path, results, tests, excluded, targets, command):
         for c, n in classes.most_common():
             lines.append("| %d | %s | %s |" % (
                 n, c.replace("|", "\\|"), examples[c]))
+    # The whole suite: tests out of scope count as not passing.
+    every = len(tests) + len(excluded)
+    left_out = lambda ops: bool(set(ops) & (ML_DOMAIN_OPS | STRING_OPS |
+                                             TRAINING_OPS))
+    standard = every - sum(1 for o in excluded.values() if left_out(o)) - \
+        sum(1 for t in tests.values() if left_out(t["ops"]))
+    lines += ["", "## The whole suite", "",
+              "Out-of-scope tests count as failures here. The second row is "
+              "the standard-domain suite without the string operators "
+              "(%s) and the training-only ones (%s); standard operators on "
+              "strings or in training mode stay in it." % (
+                  ", ".join(sorted(STRING_OPS)),
+                  ", ".join(sorted(TRAINING_OPS))), "",
+              "| tests | " + " | ".join(targets) + " |",
+              "|---|" + "---|" * len(targets)]
+    for label, total, counted in (
+            ("every node test", every, lambda name: True),
+            ("standard domain, no string or training-only operators",
+             standard, lambda name: not left_out(tests[name]["ops"]))):
+        cells = []
+        for t in targets:
+            n = sum(1 for (tt, name), (st, _) in results.items()
+                    if tt == t and st == "pass" and counted(name))
+            cells.append("%d / %d (%.1f%%)" % (n, total, 100.0 * n / total))
+        lines.append("| %s | %s |" % (label, " | ".join(cells)))
     ops = collections.Counter()
     for name, node_ops in excluded.items():
         for op in set(node_ops):
