@@ -52,7 +52,7 @@ FAMILIES = {
     "conv-norm": """Conv ConvTranspose MaxPool AveragePool GlobalAveragePool
         GlobalMaxPool BatchNormalization InstanceNormalization
         LayerNormalization GroupNormalization LpNormalization LpPool
-        GlobalLpPool MeanVarianceNormalization RMSNormalization LRN Col2Im
+        GlobalLpPool MeanVarianceNormalization RMSNormalization LRN Col2Im MaxUnpool
         DeformConv""",
     "matrix": "MatMul Gemm Einsum Attention RotaryEmbedding Det",
     "reduction": """ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd

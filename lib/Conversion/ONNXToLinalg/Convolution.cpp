@@ -1237,12 +1237,204 @@ LogicalResult convertCol2Im(NodeRewriter &rw) {
   return rw.replace(result);
 }
 
+/// Whether MaxUnpool's indices come from a MaxPool's Indices output with
+/// the same window over an input of shape `outShape`: then every index
+/// points into its own window (the position of that window's maximum),
+/// and each output element can gather from the windows covering it.
+bool indicesFromMatchingMaxPool(NodeRewriter &rw, ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> pads,
+                                ArrayRef<int64_t> outShape) {
+  Value indices = rw.getOp().getInputs()[1];
+  auto pool = indices.getDefiningOp<onnx::NodeOp>();
+  if (!pool || !pool.getDomain().empty() || pool.getOpType() != "MaxPool" ||
+      pool.getNumResults() < 2 || pool.getResult(1) != indices)
+    return false;
+  auto ints = [&](StringRef name) -> SmallVector<int64_t> {
+    auto attr = dyn_cast_or_null<ArrayAttr>(pool.getOnnxAttr(name));
+    SmallVector<int64_t> out;
+    if (attr)
+      for (Attribute a : attr)
+        out.push_back(cast<IntegerAttr>(a).getInt());
+    return out;
+  };
+  auto intOr = [&](StringRef name, int64_t fallback) {
+    auto attr = dyn_cast_or_null<IntegerAttr>(pool.getOnnxAttr(name));
+    return attr ? attr.getInt() : fallback;
+  };
+  auto str = dyn_cast_or_null<StringAttr>(pool.getOnnxAttr("auto_pad"));
+  if (str && str.getValue() != "NOTSET")
+    return false;
+  size_t rank = kernel.size();
+  SmallVector<int64_t> poolStrides = ints("strides"), poolPads = ints("pads"),
+                       dilations = ints("dilations");
+  if (poolStrides.empty())
+    poolStrides.assign(rank, 1);
+  if (poolPads.empty())
+    poolPads.assign(2 * rank, 0);
+  auto poolInput = dyn_cast<RankedTensorType>(pool.getInputs()[0].getType());
+  return ints("kernel_shape") == kernel && poolStrides == strides &&
+         poolPads == pads &&
+         llvm::all_of(dilations, [](int64_t d) { return d == 1; }) &&
+         intOr("storage_order", 0) == 0 && poolInput &&
+         poolInput.getShape() == outShape;
+}
+
+/// MaxUnpool: Y, zeros of the output shape, with Y.flat[I[j]] = X[j] (the
+/// indices count in the whole output tensor, as ONNX Runtime reads them;
+/// with an output_shape the ONNX reference reads them in the inferred
+/// shape instead and pads, and the two disagree). Where the indices come
+/// from a MaxPool with the same window (the usual encoder-decoder pair),
+/// each output element gathers from the windows covering it: ceil(k / s)
+/// candidates per dim. Other indices may point anywhere, so each output
+/// element scans all of X (an error above 2^26 output x input elements).
+LogicalResult convertMaxUnpool(NodeRewriter &rw) {
+  if (failed(rw.requireInput(0, "X")) || failed(rw.requireInput(1, "I")))
+    return failure();
+  auto xType = rw.inputType(0), iType = rw.inputType(1);
+  int64_t rank = xType.getRank() - 2;
+  if (rank < 1)
+    return rw.fail("X must be N x C x spatial dims, not " + typeName(xType));
+  if (iType.getShape() != xType.getShape() ||
+      !isa<IntegerType>(iType.getElementType()))
+    return rw.fail("I must be integers of X's shape, not " + typeName(iType));
+  if (!rw.hasAttr("kernel_shape"))
+    return rw.fail("missing required attribute 'kernel_shape'");
+  SmallVector<int64_t> kernel = rw.getInts("kernel_shape");
+  SmallVector<int64_t> strides =
+      rw.getInts("strides", SmallVector<int64_t>(rank, 1));
+  SmallVector<int64_t> pads =
+      rw.getInts("pads", SmallVector<int64_t>(2 * rank, 0));
+  if (int64_t(kernel.size()) != rank || int64_t(strides.size()) != rank ||
+      int64_t(pads.size()) != 2 * rank)
+    return rw.fail("kernel_shape and strides need " + Twine(rank) +
+                   " values and pads " + Twine(2 * rank));
+  SmallVector<int64_t> outShape = {xType.getDimSize(0), xType.getDimSize(1)};
+  for (int64_t d = 0; d < rank; ++d)
+    outShape.push_back((xType.getDimSize(2 + d) - 1) * strides[d] - pads[d] -
+                       pads[rank + d] + kernel[d]);
+  if (rw.hasInput(2)) {
+    FailureOr<SmallVector<int64_t>> given = rw.constantInts(2, "output_shape");
+    if (failed(given))
+      return failure();
+    if (int64_t(given->size()) != rank + 2 || (*given)[0] != outShape[0] ||
+        (*given)[1] != outShape[1])
+      return rw.fail("output_shape must be [" + Twine(outShape[0]) + ", " +
+                     Twine(outShape[1]) + ", spatial dims...], not " +
+                     str(*given));
+    outShape = *given;
+  }
+  if (llvm::any_of(outShape, [](int64_t d) { return d < 0; }))
+    return rw.fail("the output shape " + str(outShape) + " is negative");
+  OpBuilder &b = rw.b();
+  Location loc = rw.loc();
+  MLIRContext *ctx = b.getContext();
+  Type t = xType.getElementType();
+  if (numElements(outShape) == 0 || xType.getNumElements() == 0)
+    return rw.replace(zeroFilled(b, loc, outShape, t), rw.onnxElementType(0));
+  Value x = rw.input(0), idx = rw.input(1);
+  int64_t outRank = outShape.size();
+  bool windowed =
+      indicesFromMatchingMaxPool(rw, kernel, strides, pads, outShape);
+  if (!windowed &&
+      numElements(outShape) * xType.getNumElements() > (int64_t(1) << 26))
+    return rw.unsupported(
+        "MaxUnpool whose indices do not come from a MaxPool with the same "
+        "window, on " +
+        Twine(numElements(outShape)) + " outputs x " +
+        Twine(xType.getNumElements()) +
+        " inputs (each output scans every input; at most 2^26 pairs)");
+  // Reduction loops: per spatial dim the candidate windows (windowed), or
+  // every element of X.
+  SmallVector<int64_t> candidates;
+  if (windowed)
+    for (int64_t d = 0; d < rank; ++d)
+      candidates.push_back(llvm::divideCeil(kernel[d], strides[d]));
+  else
+    candidates.assign(xType.getShape().begin(), xType.getShape().end());
+  int64_t loops = outRank + candidates.size();
+  SmallVector<AffineExpr> outExprs, candExprs;
+  for (int64_t d = 0; d < outRank; ++d)
+    outExprs.push_back(b.getAffineDimExpr(d));
+  for (size_t d = 0; d < candidates.size(); ++d)
+    candExprs.push_back(b.getAffineDimExpr(outRank + d));
+  SmallVector<utils::IteratorType> iterators(outRank,
+                                             utils::IteratorType::parallel);
+  iterators.append(candidates.size(), utils::IteratorType::reduction);
+  Value result = buildGeneric(
+      b, loc,
+      {{createEmpty(b, loc, candidates, b.getI8Type()),
+        AffineMap::get(loops, 0, candExprs, ctx)}},
+      {{zeroFilled(b, loc, outShape, t),
+        AffineMap::get(loops, 0, outExprs, ctx)}},
+      iterators,
+      [&](OpBuilder &nb, Location l, ValueRange,
+          ValueRange out) -> SmallVector<Value> {
+        Type index = nb.getIndexType();
+        auto cst = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, l, v).getResult();
+        };
+        auto at = [&](int64_t d) {
+          return linalg::IndexOp::create(nb, l, index, d).getResult();
+        };
+        auto cmp = [&](arith::CmpIPredicate p, Value a, Value c) {
+          return arith::CmpIOp::create(nb, l, p, a, c).getResult();
+        };
+        // This output element's flat index in the whole output.
+        Value flat = cst(0);
+        for (int64_t d = 0; d < outRank; ++d)
+          flat = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, flat, cst(outShape[d])),
+              at(d));
+        SmallVector<Value> source;
+        Value valid;
+        if (windowed) {
+          source = {at(0), at(1)};
+          for (int64_t d = 0; d < rank; ++d) {
+            // q = (y + pad) floordiv stride - t; the window [q s - pad,
+            // q s - pad + k) must cover y and q must be a window of X.
+            Value shifted =
+                arith::AddIOp::create(nb, l, at(2 + d), cst(pads[d]));
+            Value q = arith::SubIOp::create(
+                nb, l, arith::DivUIOp::create(nb, l, shifted, cst(strides[d])),
+                at(outRank + d));
+            Value end = arith::AddIOp::create(
+                nb, l, arith::MulIOp::create(nb, l, q, cst(strides[d])),
+                cst(kernel[d]));
+            Value ok = arith::AndIOp::create(
+                nb, l, cmp(arith::CmpIPredicate::sge, q, cst(0)),
+                cmp(arith::CmpIPredicate::slt, q,
+                    cst(xType.getDimSize(2 + d))));
+            ok = arith::AndIOp::create(
+                nb, l, ok, cmp(arith::CmpIPredicate::sgt, end, shifted));
+            valid = valid ? arith::AndIOp::create(nb, l, valid, ok).getResult()
+                          : ok;
+            source.push_back(arith::MinSIOp::create(
+                nb, l, arith::MaxSIOp::create(nb, l, q, cst(0)),
+                cst(xType.getDimSize(2 + d) - 1)));
+          }
+        } else {
+          for (size_t d = 0; d < candidates.size(); ++d)
+            source.push_back(at(outRank + d));
+        }
+        Value i = tensor::ExtractOp::create(nb, l, idx, source);
+        i = arith::IndexCastOp::create(nb, l, index, i);
+        Value match = cmp(arith::CmpIPredicate::eq, i, flat);
+        if (valid)
+          match = arith::AndIOp::create(nb, l, match, valid);
+        Value v = tensor::ExtractOp::create(nb, l, x, source);
+        return {arith::SelectOp::create(nb, l, match, v, out[0])};
+      })[0];
+  return rw.replace(result, rw.onnxElementType(0));
+}
+
 } // namespace
 
 void dlc::populateConvolutionHandlers(HandlerRegistry &r) {
   r.add("Conv", {1, 11, 22}, convertConv);
   r.add("ConvTranspose", {1, 11, 22}, convertConvTranspose);
   r.add("Col2Im", {18}, convertCol2Im);
+  r.add("MaxUnpool", {9, 11, 22}, convertMaxUnpool);
   r.add("MaxPool", {1, 8, 10, 11, 12, 22}, convertPool<Pool::Max>);
   r.add("AveragePool", {1, 7, 10, 11, 19, 22}, convertPool<Pool::Average>);
   r.add("LpPool", {1, 2, 11, 18, 22}, convertPool<Pool::Lp>);
