@@ -6,7 +6,8 @@ two constants), one Loop (a trip count and a condition as inputs) and two
 Scans of a running sum. Models use control flow differently: a voice
 activity detector branches on its sample-rate input, with branches that
 read the weights of the enclosing graph; exporters write loops whose
-condition the body computes from a counter; older RNN exports write Scan
+condition the body computes from a counter or from the data (known only
+at run time); older RNN exports write Scan
 over time with a state; subgraphs nest. This script writes such tests, one
 folder each with `model.onnx` and `test_data_set_0/*.pb` like the node
 tests, with outputs computed by ONNX Runtime. Run them like node tests (the
@@ -139,6 +140,35 @@ def loop_counter(out, rng):
           [("count", I64), ("y", F32), ("ys", F32)], feeds, opset=17)
 
 
+def loop_runtime_condition(out, rng, name, limit):
+    """A Loop with a trip count (8) whose condition the body computes from
+    the data (continue while the sum of the carried value stays below the
+    `limit` input): the number of iterations is known only at run time.
+    A counter is carried too."""
+    body = helper.make_graph(
+        [const("scale", np.array(1.5, np.float32)),
+         helper.make_node("Mul", ["y_in", "scale"], ["y_scaled"]),
+         helper.make_node("Add", ["y_scaled", "x"], ["y_out"]),
+         helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"]),
+         const("one", scalar(1)),
+         helper.make_node("Add", ["count_in", "one"], ["count_out"])],
+        "body",
+        [vi("iter", I64, []), vi("cond_in", BOOL, []),
+         vi("count_in", I64, []), vi("y_in", F32, [2, 3])],
+        [vi("cond_out", BOOL, []), vi("count_out", I64, []),
+         vi("y_out", F32, [2, 3])])
+    nodes = [const("trips", scalar(8)), const("count0", scalar(0)),
+             const("true", np.array(True)),
+             helper.make_node("Loop", ["trips", "true", "count0", "y0"],
+                              ["count", "y"], body=body)]
+    feeds = {"x": rng.uniform(0.5, 1, [2, 3]).astype(np.float32),
+             "y0": rng.uniform(0, 1, [2, 3]).astype(np.float32),
+             "limit": np.array(limit, np.float32)}
+    write(out, name, nodes, [("x", F32), ("y0", F32), ("limit", F32)],
+          [("count", I64), ("y", F32)], feeds, opset=17)
+
+
 def loop_nested(out, rng):
     """A Loop with a trip count whose body branches on the iteration
     number's parity (an If reading the body's values and the enclosing
@@ -247,6 +277,9 @@ def generate(out):
     if_sample_rate(out, rng)
     if_nested_shape(out, rng)
     loop_counter(out, rng)
+    # Leaves after a few iterations, and runs all 8.
+    loop_runtime_condition(out, rng, "test_cf_loop_runtime_exit", 40.0)
+    loop_runtime_condition(out, rng, "test_cf_loop_runtime_full", 1e6)
     loop_nested(out, rng)
     scan_axes(out, rng)
     scan_rnn(out, rng, 16)

@@ -231,11 +231,30 @@ LogicalResult convertLoop(NodeRewriter &rw) {
       return rw.fail("the trip count must hold one integer");
     run = iteration < tripCount->front();
   }
-  if (run && rw.hasInput(1)) {
+  // A condition known only at run time: every iteration up to the trip
+  // count is unrolled, and one whose condition is false keeps the carried
+  // values (Where) and the condition false (And), as a runtime If does.
+  bool runtimeCondition = run && rw.hasInput(1) && !rw.constantInput(1);
+  if (run && rw.hasInput(1) && !runtimeCondition) {
     FailureOr<bool> cond = constantBool(rw, 1, "the loop condition");
     if (failed(cond))
       return failure();
     run = *cond;
+  }
+  if (runtimeCondition) {
+    if (!rw.hasInput(0))
+      return rw.unsupported(
+          "a Loop whose condition is known only at run time and that has "
+          "no trip count (its number of iterations has no bound to unroll "
+          "to)");
+    if (numScan > 0)
+      return rw.unsupported(
+          "scan outputs of a Loop whose condition is known only at run "
+          "time (their length is the number of iterations run)");
+    auto condType = dyn_cast<RankedTensorType>(rw.input(1).getType());
+    if (!condType || condType.getNumElements() != 1 ||
+        !condType.getElementType().isInteger(1))
+      return rw.fail("the loop condition must hold one boolean");
   }
   OnnxEmitter e(rw);
   OpBuilder &b = e.b();
@@ -268,6 +287,16 @@ LogicalResult convertLoop(NodeRewriter &rw) {
   SmallVector<Value> args = {e.scalarInt(iteration), cond};
   llvm::append_range(args, ownInputs.drop_front(2));
   SmallVector<Value> yielded = cloneBody(b, *body, args);
+  if (runtimeCondition) {
+    Value flag = e.node("Reshape", 14, {cond, e.ints({})});
+    for (int64_t j = 0; j < numCarried; ++j) {
+      onnx::NodeOp select = e.nodeOp(
+          "Where", 16, {flag, yielded[1 + j], ownInputs[2 + j]}, {}, 1);
+      select->setAttr(kLoopCarriedSelectAttr, b.getUnitAttr());
+      yielded[1 + j] = select.getResult(0);
+    }
+    yielded[0] = e.node("And", 7, {flag, yielded[0]});
+  }
 
   SmallVector<Value> nextInputs = {ownInputs[0], yielded[0]};
   llvm::append_range(nextInputs, ArrayRef(yielded).slice(1, numCarried));

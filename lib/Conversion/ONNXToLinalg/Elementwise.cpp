@@ -8,6 +8,8 @@
 
 #include "Utils.h"
 
+#include "dlc/Dialect/DLC/IR/DLC.h"
+
 #include "dlc/Dialect/ONNX/IR/ONNXTypes.h"
 
 #include <cmath>
@@ -775,6 +777,13 @@ LogicalResult convertWhere(NodeRewriter &rw) {
     return rw.fail("condition must be boolean");
   if (rw.onnxElementType(1) != rw.onnxElementType(2))
     return rw.fail("X and Y have different element types");
+  if (rw.getOp()->hasAttr(kLoopCarriedSelectAttr) &&
+      rw.inputType(1) != rw.inputType(2))
+    return rw.unsupported(
+        "a loop-carried value that is " + typeName(rw.inputType(2)) +
+        " before an iteration and " + typeName(rw.inputType(1)) +
+        " after it, in a Loop whose condition is known only at run time "
+        "(each value needs one static type)");
   Type t = rw.inputType(1).getElementType();
   return emitElementwise(
       rw, {rw.input(0), rw.input(1), rw.input(2)}, t,

@@ -197,6 +197,24 @@ def main():
             [helper.make_tensor_sequence_value_info("Y", TensorProto.FLOAT,
                                                     [2])])
         save(m, out)
+    elif kind == "loop-runtime-unbounded":
+        # A Loop with a run-time condition and no trip count (an empty
+        # first input, which the textual syntax cannot write).
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c"], ["co"]),
+             helper.make_node("Neg", ["s"], ["so"])], "body",
+            [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("co", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("so", TensorProto.FLOAT, [2])])
+        m = graph_model(
+            [helper.make_node("Loop", ["", "C", "X"], ["Y"], name="loop",
+                              body=body)],
+            [helper.make_tensor_value_info("C", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+        save(m, out)
     elif kind in ("optional-empty-has", "optional-empty-get"):
         # An empty optional (Optional with a type and no input), asked
         # whether it holds a value or for its value.

@@ -53,6 +53,11 @@ constexpr llvm::StringLiteral kFusedAttr = "dlc.fused";
 constexpr llvm::StringLiteral kMaterializeAttr = "dlc.materialize";
 /// ONNX nodes of an unrolled Loop body: the iteration (integer).
 constexpr llvm::StringLiteral kLoopIterationAttr = "dlc.loop_iteration";
+/// On the Where that keeps a loop-carried value when a Loop's run-time
+/// condition is false: its two value inputs must have the same type (a
+/// value whose shape changes across iterations cannot be selected).
+constexpr llvm::StringLiteral kLoopCarriedSelectAttr =
+    "dlc.loop_carried_select";
 /// A linalg.generic of dlc-sparse-contractions: the output channels that
 /// share one row of its index table (positive integer), for
 /// dlc-cpu-sparse-tile.
