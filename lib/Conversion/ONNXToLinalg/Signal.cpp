@@ -42,27 +42,50 @@ Type computeType(Type t) {
 
 /// The DFT matrix for samples n < `samples` (each with `parts` parts: 1 for
 /// a real signal, 2 for a complex one) and bins k < `bins` of a transform
-/// of length `length`, as a [samples, parts, bins, 2] constant of `type`.
-/// The inverse transform is scaled by 1 / length.
+/// of length `length`, as a [samples, parts, bins, 2] constant of `type`
+/// (f32 or f64). The inverse transform is scaled by 1 / length.
 Value fourierTable(OpBuilder &b, Location loc, int64_t samples, int64_t parts,
                    int64_t bins, int64_t length, bool inverse, Type type) {
   double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / length : 1.0;
-  SmallVector<Attribute> values;
+  // Entry (n, k) is e^(sign 2 pi i (k n mod N) / N): N distinct values.
+  // Reducing k n mod N first keeps the angle exact for long signals.
+  std::vector<double> cosines(length), sines(length);
+  for (int64_t m = 0; m < length; ++m) {
+    double angle = 2 * M_PI * double(m) / double(length);
+    cosines[m] = std::cos(angle) * scale;
+    sines[m] = sign * std::sin(angle) * scale;
+  }
+  std::vector<double> values;
   values.reserve(samples * parts * bins * 2);
   for (int64_t n = 0; n < samples; ++n)
     for (int64_t r = 0; r < parts; ++r)
       for (int64_t k = 0; k < bins; ++k) {
-        // k * n reduced mod N first keeps the angle exact for long signals.
-        double angle = 2 * M_PI * double((k * n) % length) / double(length);
-        double c = std::cos(angle) * scale, s = sign * std::sin(angle) * scale;
+        int64_t m = (k * n) % length;
+        double c = cosines[m], s = sines[m];
         // (xr + i xi) * (c + i s) = (xr c - xi s) + i (xr s + xi c).
         // + 0.0: no negative zeros (sin 0 times -1) in the table.
-        double re = (r == 0 ? c : -s) + 0.0, im = (r == 0 ? s : c) + 0.0;
-        values.push_back(FloatAttr::get(type, re));
-        values.push_back(FloatAttr::get(type, im));
+        values.push_back((r == 0 ? c : -s) + 0.0);
+        values.push_back((r == 0 ? s : c) + 0.0);
       }
   auto tableType = RankedTensorType::get({samples, parts, bins, 2}, type);
-  return createConstant(b, loc, DenseElementsAttr::get(tableType, values));
+  if (type.isF64())
+    return createConstant(
+        b, loc, DenseElementsAttr::get(tableType, ArrayRef<double>(values)));
+  std::vector<float> narrow(values.begin(), values.end());
+  return createConstant(
+      b, loc, DenseElementsAttr::get(tableType, ArrayRef<float>(narrow)));
+}
+
+/// Fails when the transform's table would exceed kMaxConstantTable
+/// elements (a 2048-point complex DFT is 2^24).
+LogicalResult checkTableSize(NodeRewriter &rw, int64_t samples, int64_t parts,
+                             int64_t bins) {
+  int64_t elements = samples * parts * bins * 2;
+  if (elements > kMaxConstantTable)
+    return rw.unsupported("a transform whose matrix has " + Twine(elements) +
+                          " entries (at most 2^24: " + Twine(samples) +
+                          " samples x " + Twine(bins) + " bins)");
+  return success();
 }
 
 /// The contraction out[outDims] = sum over (n, r) of x[xMap] * W[n, r, k,
@@ -185,6 +208,8 @@ LogicalResult convertDFT(NodeRewriter &rw) {
   // Samples beyond dft_length are dropped; missing ones are zeros, which
   // add nothing to the sums.
   int64_t samples = std::min(length, *n);
+  if (failed(checkTableSize(rw, samples, *parts, bins)))
+    return failure();
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
   Value x = rw.input(0);
@@ -229,8 +254,6 @@ LogicalResult convertSTFT(NodeRewriter &rw) {
   if (type.getRank() != 3)
     return rw.fail("signal must have shape [batch, length, 1 or 2], not " +
                    typeName(type));
-  if (!rw.hasInput(1))
-    return rw.fail("frame_step is required");
   FailureOr<int64_t> step = scalarParameter(rw, 1, "frame_step", 0);
   if (failed(step))
     return failure();
@@ -258,6 +281,8 @@ LogicalResult convertSTFT(NodeRewriter &rw) {
   bool onesided = rw.getInt("onesided", 1) != 0;
   int64_t frames = (length - *frame) / *step + 1;
   int64_t bins = onesided ? *frame / 2 + 1 : *frame;
+  if (failed(checkTableSize(rw, *frame, *parts, bins)))
+    return failure();
   SmallVector<int64_t> outShape = {type.getDimSize(0), frames, bins, 2};
   OpBuilder &b = rw.b();
   Location loc = rw.loc();
@@ -288,9 +313,6 @@ LogicalResult convertMelWeightMatrix(NodeRewriter &rw) {
   FailureOr<int64_t> rate = scalarParameter(rw, 2, "sample_rate", 0);
   if (failed(mels) || failed(dft) || failed(rate))
     return failure();
-  for (unsigned i : {0u, 1u, 2u, 3u, 4u})
-    if (!rw.hasInput(i))
-      return rw.fail("input " + Twine(i) + " is required");
   FailureOr<SmallVector<double>> low = rw.constantFloats(3, "lower_edge_hertz");
   if (failed(low))
     return failure();
