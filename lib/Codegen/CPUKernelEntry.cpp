@@ -63,6 +63,28 @@ LogicalResult addEntry(LLVM::LLVMFuncOp impl) {
   }
   if (scratch)
     args.push_back(block->getArgument(3));
+  // A kernel of a branch on a run-time condition (dlc.run_if) returns at
+  // once, writing nothing, when its condition buffer (one byte, 0 or 1)
+  // does not hold the value it runs for.
+  if (auto runIf = impl->getAttrOfType<DenseI64ArrayAttr>(dlc::kRunIfAttr)) {
+    impl->removeAttr(dlc::kRunIfAttr);
+    if (runIf[0] >= numBuffers)
+      return impl.emitError("dlc.run_if names argument ")
+             << runIf[0] << " of a kernel with " << numBuffers << " buffers";
+    auto i8 = IntegerType::get(ctx, 8);
+    Value flag = LLVM::LoadOp::create(b, loc, i8, args[runIf[0]]);
+    Value zero = LLVM::ConstantOp::create(b, loc, i8, 0);
+    Value run = LLVM::ICmpOp::create(
+        b, loc, runIf[1] ? LLVM::ICmpPredicate::ne : LLVM::ICmpPredicate::eq,
+        flag, zero);
+    Block *call = new Block(), *skip = new Block();
+    entry.getBody().push_back(call);
+    entry.getBody().push_back(skip);
+    LLVM::CondBrOp::create(b, loc, run, call, skip);
+    b.setInsertionPointToStart(skip);
+    LLVM::ReturnOp::create(b, loc, ValueRange());
+    b.setInsertionPointToStart(call);
+  }
   LLVM::CallOp::create(b, loc, impl, args);
   LLVM::ReturnOp::create(b, loc, ValueRange());
   return success();

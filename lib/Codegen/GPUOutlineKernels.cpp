@@ -64,6 +64,44 @@ template <typename IdOp> LogicalResult inlineForall(scf::ForallOp forall) {
   return success();
 }
 
+/// A kernel of a branch on a run-time condition (dlc.run_if = [i, v]):
+/// every thread reads argument i's one boolean and runs the body only when
+/// it equals v; otherwise the kernel writes nothing. The branch is uniform
+/// across the launch, so barriers inside stay reached by all threads or by
+/// none.
+LogicalResult predicate(func::FuncOp kernel, gpu::GPUFuncOp gpuFunc) {
+  auto runIf = kernel->getAttrOfType<DenseI64ArrayAttr>(dlc::kRunIfAttr);
+  if (!runIf)
+    return success();
+  if (runIf[0] >= gpuFunc.getNumArguments())
+    return kernel.emitError("dlc.run_if names argument ")
+           << runIf[0] << " of a kernel with " << gpuFunc.getNumArguments()
+           << " arguments";
+  Block &entry = gpuFunc.getBody().front();
+  Value flag = entry.getArgument(runIf[0]);
+  auto type = dyn_cast<MemRefType>(flag.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() != 1 ||
+      !type.getElementType().isInteger(1))
+    return kernel.emitError("dlc.run_if names argument ")
+           << runIf[0] << " of type " << flag.getType()
+           << ", not a buffer of one boolean";
+  Location loc = kernel.getLoc();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value value = memref::LoadOp::create(
+      b, loc, flag, SmallVector<Value>(type.getRank(), zero));
+  if (runIf[1] == 0)
+    value = arith::XOrIOp::create(
+        b, loc, value, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  auto guard = scf::IfOp::create(b, loc, value, /*withElseRegion=*/false);
+  Block *then = guard.thenBlock();
+  Operation *first = guard->getNextNode();
+  Operation *last = entry.getTerminator();
+  then->getOperations().splice(then->begin(), entry.getOperations(),
+                               first->getIterator(), last->getIterator());
+  return success();
+}
+
 LogicalResult outline(func::FuncOp kernel, gpu::GPUModuleOp module) {
   auto funcType = kernel.getFunctionType();
   if (funcType.getNumResults() != 0)
@@ -139,6 +177,8 @@ LogicalResult outline(func::FuncOp kernel, gpu::GPUModuleOp module) {
       failed(inlineForall<gpu::BlockIdOp>(workgroups.front())))
     return failure();
   if (!threads.empty() && failed(inlineForall<gpu::ThreadIdOp>(threads[0])))
+    return failure();
+  if (failed(predicate(kernel, gpuFunc)))
     return failure();
   kernel.erase();
   return success();

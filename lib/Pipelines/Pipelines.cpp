@@ -83,6 +83,7 @@ void dlc::buildDispatchPipeline(OpPassManager &pm,
   if (target)
     sliceInPlace.alignment = target->bufferAlignment();
   pm.addNestedPass<func::FuncOp>(createSliceInPlace(sliceInPlace));
+  pm.addNestedPass<func::FuncOp>(createPredicateDispatches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createOutlineDispatches());
   pm.addPass(createCSEPass());
@@ -312,8 +313,13 @@ KernelArithmetic classifyKernels(ModuleOp host, ModuleOp kernels) {
 /// pads, reshapes), in the order they come.
 /// Constants, fills and empty tensors are left out: CSE merges identical
 /// ones of several nodes and fuses their locations.
-using KernelNodes =
-    SmallVector<std::pair<std::string, SmallVector<std::string>>>;
+/// Beside them, a kernel's dlc.run_if (dlc-predicate-dispatches).
+struct KernelNodesEntry {
+  std::string kernel;
+  SmallVector<std::string> nodes;
+  std::optional<std::pair<int64_t, int64_t>> runIf;
+};
+using KernelNodes = SmallVector<KernelNodesEntry>;
 
 KernelNodes collectKernelNodes(ModuleOp kernels) {
   KernelNodes out;
@@ -332,9 +338,11 @@ KernelNodes collectKernelNodes(ModuleOp kernels) {
         return WalkResult::advance();
       });
     });
-    out.emplace_back(f.getSymName().str(), SmallVector<std::string>());
+    out.push_back({f.getSymName().str(), {}, std::nullopt});
     for (StringRef n : names)
-      out.back().second.push_back(n.str());
+      out.back().nodes.push_back(n.str());
+    if (auto runIf = f->getAttrOfType<DenseI64ArrayAttr>(dlc::kRunIfAttr))
+      out.back().runIf = std::make_pair(runIf[0], runIf[1]);
   }
   return out;
 }
@@ -355,6 +363,11 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
        << " float kernels on 8- or 4-bit constant weights\n";
   for (const std::string &k : arith.floatBetweenInt8)
     os << "float on int8:   " << k << "\n";
+  if (unsigned n = llvm::count_if(
+          nodes, [](const KernelNodesEntry &k) { return bool(k.runIf); }))
+    os << "branches:        " << n
+       << " kernels run only when their branch of a run-time condition is "
+          "taken\n";
   os << "arena:           " << s.plan.arenaSize << " bytes ("
      << kib(s.plan.arenaSize) << "), lower bound " << s.plan.lowerBound
      << ", no reuse " << s.plan.noReuseSize << ", ratio "
@@ -380,18 +393,22 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
        << kib(s.scratchBytes) << ")\n";
   os << "artifact:        " << s.fileBytes << " bytes\n";
   os << "compile time:    " << llvm::format("%.3f s", seconds) << "\n";
-  for (const auto &[name, onnx] : nodes) {
+  for (const KernelNodesEntry &entry : nodes) {
     const dlc::KernelInfo *info = nullptr;
     for (const dlc::KernelInfo &k : binary.kernels)
-      if (k.name == name)
+      if (k.name == entry.kernel)
         info = &k;
-    os << "kernel " << name;
+    os << "kernel " << entry.kernel;
     if (info)
       os << ": " << info->grid[0] * info->grid[1] * info->grid[2]
          << " workgroups";
     os << "; ONNX nodes: "
-       << (onnx.empty() ? std::string("(none)") : llvm::join(onnx, ", "))
-       << "\n";
+       << (entry.nodes.empty() ? std::string("(none)")
+                               : llvm::join(entry.nodes, ", "));
+    if (entry.runIf)
+      os << "; runs only when argument " << entry.runIf->first << " is "
+         << (entry.runIf->second ? "true" : "false");
+    os << "\n";
   }
 }
 
@@ -705,10 +722,11 @@ static LogicalResult compileModule(OwningOpRef<ModuleOp> module,
       report.model = file.getFilename().str();
     report.target = target.str();
     report.graph = std::move(graph);
-    for (const auto &[name, onnx] : kernelNodes) {
+    for (const KernelNodesEntry &entry : kernelNodes) {
+      const std::string &name = entry.kernel;
       ReportKernel k;
       k.name = name;
-      k.onnxNodes.assign(onnx.begin(), onnx.end());
+      k.onnxNodes.assign(entry.nodes.begin(), entry.nodes.end());
       for (const KernelInfo &info : binary.kernels)
         if (info.name == name) {
           k.workgroups = uint64_t(info.grid[0]) * info.grid[1] * info.grid[2];

@@ -31,3 +31,32 @@ llvm.func @s(%a: !llvm.ptr, %begin: i64, %end: i64, %scratch: !llvm.ptr) attribu
 llvm.func @bad(%a: i64, %begin: i64, %end: i64) attributes {dlc.kernel} {
   llvm.return
 }
+
+// -----
+
+// A kernel that runs only when its buffer 1 holds false (dlc.run_if):
+// the entry reads that buffer's first byte and returns without calling.
+// CHECK: llvm.func @p(%[[BINDINGS:.*]]: !llvm.ptr,
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[BINDINGS]][1]
+// CHECK: %[[P1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[FLAG:.*]] = llvm.load %[[P1]] : !llvm.ptr -> i8
+// CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i8) : i8
+// CHECK: %[[GO:.*]] = llvm.icmp "eq" %[[FLAG]], %[[ZERO]] : i8
+// CHECK: llvm.cond_br %[[GO]], ^[[CALL:.*]], ^[[SKIP:.*]]
+// CHECK: ^[[CALL]]:
+// CHECK-NEXT: llvm.call @p.impl
+// CHECK-NEXT: llvm.return
+// CHECK: ^[[SKIP]]:
+// CHECK-NEXT: llvm.return
+// CHECK: llvm.func internal @p.impl
+// CHECK-NOT: dlc.run_if
+llvm.func @p(%a: !llvm.ptr, %b: !llvm.ptr, %begin: i64, %end: i64) attributes {dlc.kernel, dlc.run_if = array<i64: 1, 0>} {
+  llvm.return
+}
+
+// -----
+
+// expected-error @below {{dlc.run_if names argument 2 of a kernel with 2 buffers}}
+llvm.func @q(%a: !llvm.ptr, %b: !llvm.ptr, %begin: i64, %end: i64) attributes {dlc.kernel, dlc.run_if = array<i64: 2, 1>} {
+  llvm.return
+}

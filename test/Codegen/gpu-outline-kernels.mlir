@@ -85,3 +85,37 @@ func.func @dynamic(%a: memref<8xf32>, %n: index) attributes {dlc.kernel} {
   } {mapping = [#gpu.thread<x>]}
   return
 }
+
+// -----
+
+// A kernel that runs only when argument 1 holds false (dlc.run_if): the
+// body, workgroup ids included, moves into an scf.if on the negated flag.
+// CHECK: gpu.func @p(%[[A:.*]]: memref<64xf32>, %[[F:.*]]: memref<i1>)
+// CHECK: %[[FLAG:.*]] = memref.load %[[F]][] : memref<i1>
+// CHECK: %[[NOT:.*]] = arith.xori %[[FLAG]], %{{.*}} : i1
+// CHECK: scf.if %[[NOT]] {
+// CHECK: gpu.block_id  x
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: }
+// CHECK-NEXT: gpu.return
+func.func @p(%a: memref<64xf32>, %f: memref<i1>) attributes {dlc.kernel, dlc.grid = array<i64: 64, 1, 1>, dlc.run_if = array<i64: 1, 0>} {
+  %c = arith.constant 1.0 : f32
+  scf.forall (%i) in (64) {
+    memref.store %c, %a[%i] : memref<64xf32>
+  } {mapping = [#gpu.block<x>]}
+  return
+}
+
+// -----
+
+// expected-error @below {{dlc.run_if names argument 0 of type 'memref<64xf32>', not a buffer of one boolean}}
+func.func @q(%a: memref<64xf32>) attributes {dlc.kernel, dlc.run_if = array<i64: 0, 1>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{dlc.run_if names argument 1 of a kernel with 1 arguments}}
+func.func @r(%a: memref<64xf32>) attributes {dlc.kernel, dlc.run_if = array<i64: 1, 1>} {
+  return
+}

@@ -215,14 +215,16 @@ def GPUOutlineKernels : Pass<"dlc-gpu-outline-kernels", "mlir::ModuleOp"> {
     dimension). The threads per workgroup come from `dlc.workgroup_size`
     and are recorded as the kernel's known block size. Buffers allocated in
     workgroup memory (`#gpu.address_space<workgroup>`) become the
-    gpu.func's workgroup attributions.
+    gpu.func's workgroup attributions. A kernel with `dlc.run_if = [i, v]`
+    runs its body inside an `scf.if` on argument i's boolean being v.
   }];
   let options = [
     Option<"modulePerKernel", "module-per-kernel", "bool", "false",
            "Put each kernel in its own gpu.module">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def GPUInt8Dot : Pass<"dlc-gpu-int8-dot", "mlir::ModuleOp"> {
@@ -724,7 +726,8 @@ def CPUKernelEntry : Pass<"dlc-cpu-kernel-entry", "mlir::ModuleOp"> {
     void *scratch)`, the `dlcx_cpu_kernel_fn` of
     runtime/include/dlc/artifact_format.h. `scratch` is passed on to
     kernels with a `dlc.scratch_size` (their last parameter), ignored by
-    the others.
+    the others. A kernel with `dlc.run_if = [i, v]` is called only when
+    the first byte of buffer `i` is nonzero (v = 1) or zero (v = 0).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

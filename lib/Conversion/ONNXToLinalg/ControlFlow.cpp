@@ -8,13 +8,16 @@
 // - If: a condition that folds to a constant (directly, through a shape
 //   subgraph, or from an input bound with --bind-input) picks the branch
 //   that replaces the node. On a condition known only at run time both
-//   branches run and Where selects each output (convertRuntimeIf).
+//   branches are compiled, Where selects each output, and each branch's
+//   kernels run only when the condition picks the branch (convertRuntimeIf,
+//   dlc-predicate-dispatches).
 // - Loop: unrolled one iteration at a time. Each iteration is a clone of the
 //   body followed by a copy of the Loop node that carries the iteration
 //   number, the body's condition and loop-carried values, and the scan
 //   outputs produced so far; the copy decides, once its inputs are
-//   converted, whether another iteration runs. Trip count and condition
-//   must fold to constants.
+//   converted, whether another iteration runs. A condition computed at
+//   run time unrolls to the trip count; each iteration's kernels run only
+//   while the condition holds.
 // - Scan: the sequence length is static, so every step is cloned at once:
 //   Gather picks each step's slice of the scan inputs, Unsqueeze and
 //   Concat stack the steps' scan outputs. Scan 8's batch axis is one such
@@ -40,13 +43,26 @@ namespace {
 /// would grow by a copy of the body for each.
 constexpr int64_t kMaxUnrolledIterations = 4096;
 
+/// Marks `op` as part of arm `arm` of the branch `id` (kBranchAttr).
+void markBranch(Operation *op, int64_t id, int64_t arm) {
+  if (!isa<arith::ConstantOp, onnx::NoneOp>(op))
+    op->setAttr(kBranchAttr,
+                DenseI64ArrayAttr::get(op->getContext(), {id, arm}));
+}
+
 /// Clones the ops of `body` (all but its onnx.yield) at `b`'s insertion
 /// point with its arguments bound to `args`; returns what the yield yields.
-SmallVector<Value> cloneBody(OpBuilder &b, Block &body, ValueRange args) {
+/// With a `branch` (id, arm), the clones are marked as that branch's.
+SmallVector<Value>
+cloneBody(OpBuilder &b, Block &body, ValueRange args,
+          std::optional<std::pair<int64_t, int64_t>> branch = std::nullopt) {
   IRMapping mapping;
   mapping.map(body.getArguments(), args);
-  for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
+  for (Operation &op : body.without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    if (branch)
+      markBranch(clone, branch->first, branch->second);
+  }
   SmallVector<Value> yielded;
   for (Value v : body.getTerminator()->getOperands())
     yielded.push_back(mapping.lookupOrDefault(v));
@@ -111,22 +127,24 @@ Block *ifBranch(NodeRewriter &rw, StringRef name) {
 }
 
 /// Moves `body`'s ops (all but its terminator, which is erased) in right
-/// after the node.
-void spliceAfterNode(NodeRewriter &rw, Block *body) {
-  Operation *op = rw.getOp();
+/// after `anchor`.
+void spliceAfter(Operation *anchor, Block *body) {
   body->getTerminator()->erase();
-  op->getBlock()->getOperations().splice(std::next(op->getIterator()),
-                                         body->getOperations());
+  anchor->getBlock()->getOperations().splice(std::next(anchor->getIterator()),
+                                             body->getOperations());
 }
 
 /// An If whose condition is only known at run time: both branches move in
 /// after the node and each output selects between them (Where on the
-/// condition). Both branches run. That is safe because no op faults on
-/// values the other branch would have been given (gathers clamp indices,
-/// scatters drop those outside, integer division is total), and a result
-/// comes only from the branch the condition picks. A compiled graph has one
-/// type per value, so each output must have the same static type in both
-/// branches.
+/// condition). The branches' ops are marked as the arms of a new branch id
+/// (kBranchAttr) and the Wheres as its selection (kSelectsAttr), so that
+/// dlc-predicate-dispatches makes each kernel of a branch run only when the
+/// condition picks it. A kernel it cannot predicate still runs; that is
+/// safe because no op faults on values the other branch would have been
+/// given (gathers clamp indices, scatters drop those outside, integer
+/// division is total), and a result comes only from the branch the
+/// condition picks. A compiled graph has one type per value, so each output
+/// must have the same static type in both branches.
 LogicalResult convertRuntimeIf(NodeRewriter &rw) {
   onnx::NodeOp op = rw.getOp();
   Value cond = rw.input(0);
@@ -156,18 +174,29 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
           "depends on with --bind-input to take one branch at compile time)",
           i, thenType, elseType));
   }
-  // The selections first (the emitter inserts right after the node), then
-  // the branches between the node and them.
+  // The condition and the selections first (the emitter inserts right
+  // after the node), then the branches between the condition and the
+  // selections: the condition is computed before any kernel it predicates.
   OnnxEmitter e(rw);
-  Value scalarCond = condType.getRank() == 0
-                         ? cond
-                         : e.node("Reshape", 14, {cond, e.ints({})});
+  Operation *anchor = op;
+  Value scalarCond = cond;
+  if (condType.getRank() != 0) {
+    scalarCond = e.node("Reshape", 14, {cond, e.ints({})});
+    anchor = scalarCond.getDefiningOp();
+  }
+  int64_t id = rw.newBranchId();
   SmallVector<Value> results;
-  for (unsigned i = 0; i < op.getNumResults(); ++i)
-    results.push_back(
-        e.node("Where", 16, {scalarCond, outputs[0][i], outputs[1][i]}));
-  for (int k = 1; k >= 0; --k)
-    spliceAfterNode(rw, bodies[k]);
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    onnx::NodeOp select = e.nodeOp(
+        "Where", 16, {scalarCond, outputs[0][i], outputs[1][i]}, {}, 1);
+    select->setAttr(kSelectsAttr, e.b().getI64IntegerAttr(id));
+    results.push_back(select.getResult(0));
+  }
+  for (int k = 1; k >= 0; --k) {
+    for (Operation &branchOp : bodies[k]->without_terminator())
+      markBranch(&branchOp, id, k == 0 ? 1 : 0);
+    spliceAfter(anchor, bodies[k]);
+  }
   rw.forward(results);
   return success();
 }
@@ -184,7 +213,7 @@ LogicalResult convertIf(NodeRewriter &rw) {
   if (!body)
     return failure();
   SmallVector<Value> results(body->getTerminator()->getOperands());
-  spliceAfterNode(rw, body);
+  spliceAfter(rw.getOp(), body);
   rw.forward(results);
   return success();
 }
@@ -286,16 +315,30 @@ LogicalResult convertLoop(NodeRewriter &rw) {
     cond = e.scalar(b.getI1Type(), 1);
   SmallVector<Value> args = {e.scalarInt(iteration), cond};
   llvm::append_range(args, ownInputs.drop_front(2));
-  SmallVector<Value> yielded = cloneBody(b, *body, args);
+  // On a run-time condition the iteration is a branch that runs while the
+  // condition holds (kBranchAttr, arm 1): its kernels are skipped once it
+  // is false (dlc-predicate-dispatches); the Wheres keep the carried values
+  // and the And keeps the condition false. The flag comes first, so that it
+  // is computed before the kernels it predicates.
+  Value flag;
+  std::optional<std::pair<int64_t, int64_t>> branch;
   if (runtimeCondition) {
-    Value flag = e.node("Reshape", 14, {cond, e.ints({})});
+    flag = e.node("Reshape", 14, {cond, e.ints({})});
+    branch = std::make_pair(rw.newBranchId(), int64_t(1));
+  }
+  SmallVector<Value> yielded = cloneBody(b, *body, args, branch);
+  if (runtimeCondition) {
+    Attribute selects = b.getI64IntegerAttr(branch->first);
     for (int64_t j = 0; j < numCarried; ++j) {
       onnx::NodeOp select = e.nodeOp(
           "Where", 16, {flag, yielded[1 + j], ownInputs[2 + j]}, {}, 1);
       select->setAttr(kLoopCarriedSelectAttr, b.getUnitAttr());
+      select->setAttr(kSelectsAttr, selects);
       yielded[1 + j] = select.getResult(0);
     }
-    yielded[0] = e.node("And", 7, {flag, yielded[0]});
+    onnx::NodeOp conjunction = e.nodeOp("And", 7, {flag, yielded[0]}, {}, 1);
+    conjunction->setAttr(kSelectsAttr, selects);
+    yielded[0] = conjunction.getResult(0);
   }
 
   SmallVector<Value> nextInputs = {ownInputs[0], yielded[0]};

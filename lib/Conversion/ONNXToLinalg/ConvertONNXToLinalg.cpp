@@ -395,6 +395,34 @@ static bool readsFloatBits(onnx::NodeOp node) {
                             node.getOpType());
 }
 
+/// Passes a node's branch of a run-time condition (kBranchAttr) on to what
+/// its handler made: the ops before it (from `before`'s successor) and the
+/// nodes after it (up to `after`) that carry no branch of their own (an If
+/// on a run-time condition gives its branches their own). A selecting node
+/// (kSelectsAttr) passes the mark to the op that computes its result.
+static void markBranch(onnx::NodeOp node, Operation *before, Operation *after,
+                       ArrayRef<Value> results) {
+  if (Attribute selects = node->getAttr(kSelectsAttr))
+    if (!results.empty())
+      if (Operation *def = results.front().getDefiningOp())
+        def->setAttr(kSelectsAttr, selects);
+  Attribute branch = node->getAttr(kBranchAttr);
+  if (!branch)
+    return;
+  Block *block = node->getBlock();
+  auto mark = [&](Operation &op) {
+    if (!isa<arith::ConstantOp, tensor::EmptyOp>(op) &&
+        !op.hasAttr(kBranchAttr))
+      op.setAttr(kBranchAttr, branch);
+  };
+  for (auto it = before ? std::next(before->getIterator()) : block->begin();
+       &*it != node.getOperation(); ++it)
+    mark(*it);
+  for (auto it = std::next(node->getIterator());
+       it != block->end() && &*it != after; ++it)
+    mark(*it);
+}
+
 LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
   const HandlerRegistry &registry = getHandlerRegistry();
   if (failed(checkSupport(func, registry)))
@@ -447,6 +475,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
   };
 
   SmallVector<Operation *> toErase;
+  int64_t branchIds = 0;
   // Control-flow handlers insert nodes right after theirs: the next op is
   // taken once the current one is converted.
   for (Operation *opPtr = &entry.front(), *nextOp = nullptr; opPtr;
@@ -495,6 +524,9 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     }
     builder.setInsertionPoint(node);
     NodeRewriter rw(node, builder, inputs, inputTypes);
+    rw.setBranchIdCounter(&branchIds);
+    Operation *before = node->getPrevNode();
+    Operation *after = node->getNextNode();
     for (auto [i, v] : llvm::enumerate(inputs)) {
       if (v && !isa<RankedTensorType>(v.getType()))
         return rw.fail("input " + Twine(i) + " has no static type");
@@ -516,6 +548,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     if (!handler || failed(handler->handler(rw)))
       return failure();
     nextOp = node->getNextNode();
+    markBranch(node, before, after, rw.getResults());
     toErase.push_back(node);
     if (!rw.getForwarded().empty() || node.getNumResults() == 0) {
       // A node may list more outputs than its handler forwards (a fuzzed

@@ -542,3 +542,56 @@ func.func @shared_pad(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> (tens
   } -> tensor<1x4x10x10xf32>
   return %c1, %c2, %x2 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x10x10xf32>
 }
+
+// -----
+
+// Ops of a branch on a run-time condition (dlc.branch) share kernels only
+// with ops of the same branch, so that its kernels can be skipped whole;
+// the op that selects between the branches (dlc.selects) is a kernel of
+// its own, and so is the op computing its condition.
+// CHECK-LABEL: func @branches
+// CHECK: %[[K:.*]] = dlc.dispatch(%{{.*}})
+// CHECK:   arith.cmpf
+// CHECK: %[[T:.*]] = dlc.dispatch(%{{.*}})
+// CHECK:   math.exp
+// CHECK:   math.sqrt
+// CHECK: %[[E:.*]] = dlc.dispatch(%{{.*}})
+// CHECK:   arith.negf
+// CHECK-NOT: math.sqrt
+// CHECK: dlc.dispatch(%[[K]], %[[T]], %[[E]])
+// CHECK:   arith.select
+// CHECK-NOT: dlc.dispatch
+#id = affine_map<(d0) -> (d0)>
+#sc = affine_map<(d0) -> ()>
+#s0 = affine_map<() -> ()>
+func.func @branches(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %eb = tensor.empty() : tensor<i1>
+  %c = linalg.generic {indexing_maps = [#s0, #s0], iterator_types = []} ins(%s : tensor<f32>) outs(%eb : tensor<i1>) {
+  ^bb0(%p: f32, %o: i1):
+    %b = arith.cmpf ogt, %p, %zero : f32
+    linalg.yield %b : i1
+  } -> tensor<i1>
+  %t0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {dlc.branch = array<i64: 0, 1>} {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.exp %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %t1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%t0 : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {dlc.branch = array<i64: 0, 1>} {
+  ^bb0(%p: f32, %o: f32):
+    %r = math.sqrt %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %f0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {dlc.branch = array<i64: 0, 0>} {
+  ^bb0(%p: f32, %o: f32):
+    %r = arith.negf %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#sc, #id, #id, #id], iterator_types = ["parallel"]} ins(%c, %t1, %f0 : tensor<i1>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) attrs = {dlc.selects = 0 : i64} {
+  ^bb0(%q: i1, %p: f32, %n: f32, %o: f32):
+    %r = arith.select %q, %p, %n : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -270,6 +270,35 @@ func.func @sparse_pairs_not_generic() {
 
 // -----
 
+func.func @branch_arm() {
+  // expected-error @below {{'dlc.branch' must be two integers (branch id >= 0, arm 0 or 1)}}
+  %c = arith.constant {dlc.branch = array<i64: 0, 2>} 0 : i32
+  return
+}
+
+// -----
+
+func.func @selects_negative() {
+  // expected-error @below {{'dlc.selects' must be a non-negative integer}}
+  %c = arith.constant {dlc.selects = -1 : i64} 0 : i32
+  return
+}
+
+// -----
+
+// expected-error @below {{'dlc.run_if' must be two integers (operand index >= 0, value 0 or 1)}}
+func.func private @run_if_one() attributes {dlc.kernel, dlc.run_if = array<i64: 1>}
+
+// -----
+
+func.func @run_if_on_op() {
+  // expected-error @below {{'dlc.run_if' must be on a dispatch or a function}}
+  %c = arith.constant {dlc.run_if = array<i64: 0, 1>} 0 : i32
+  return
+}
+
+// -----
+
 // expected-error @below {{unknown attribute 'dlc.kernal' of the dlc dialect}}
 func.func private @typo() attributes {dlc.kernal}
 

@@ -158,6 +158,11 @@ public:
   }
   llvm::ArrayRef<mlir::Value> getForwarded() { return forwarded; }
 
+  /// For control flow on a run-time condition: a branch id (kBranchAttr)
+  /// no other node of the function has.
+  int64_t newBranchId() { return (*branchIds)++; }
+  void setBranchIdCounter(int64_t *counter) { branchIds = counter; }
+
   /// Emits "node 'NAME' (OP, opset V): MESSAGE" and returns failure.
   NodeFailure fail(const llvm::Twine &message);
   /// Same, for unsupported-but-valid cases.
@@ -175,6 +180,7 @@ private:
   llvm::SmallVector<mlir::Value> results;
   llvm::SmallVector<mlir::Type> resultOnnxTypes;
   llvm::SmallVector<mlir::Value> forwarded;
+  int64_t *branchIds = nullptr;
 };
 
 /// Converts every `onnx.node` in `func` (and the function signature) to

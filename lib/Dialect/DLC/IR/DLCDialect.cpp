@@ -114,6 +114,18 @@ LogicalResult DLCDialect::verifyOperationAttribute(Operation *op,
     return isa<UnitAttr>(value) ? success() : fail("a unit attribute");
   if (name == kLoopIterationAttr)
     return isIntAtLeast(value) ? success() : fail("a non-negative integer");
+  if (name == kBranchAttr || name == kRunIfAttr) {
+    auto pair = dyn_cast<DenseI64ArrayAttr>(value);
+    if (!pair || pair.size() != 2 || pair[0] < 0 || pair[1] < 0 || pair[1] > 1)
+      return fail(name == kBranchAttr
+                      ? "two integers (branch id >= 0, arm 0 or 1)"
+                      : "two integers (operand index >= 0, value 0 or 1)");
+    if (name == kRunIfAttr && !isa<FunctionOpInterface, DispatchOp>(op))
+      return fail("on a dispatch or a function");
+    return success();
+  }
+  if (name == kSelectsAttr)
+    return isIntAtLeast(value) ? success() : fail("a non-negative integer");
   if (name == kSparseRowsAttr) {
     if (!isIntAtLeast(value, 1))
       return fail("a positive integer");

@@ -91,6 +91,28 @@ bool isGenerator(Operation *op) {
          isa_and_nonnull<tensor::EmptyOp>(init);
 }
 
+/// Whether `a` and `b` may share a kernel: both belong to the same branch
+/// of a run-time condition (kBranchAttr) or both to none, so that
+/// dlc-predicate-dispatches can skip a branch's kernels whole. (The op that
+/// selects a branch's values belongs to the enclosing one.)
+bool sameBranch(Operation *a, Operation *b) {
+  return a->getAttr(dlc::kBranchAttr) == b->getAttr(dlc::kBranchAttr);
+}
+
+/// Whether `producer` computes the condition (first operand) of `user`, an
+/// op that selects a branch's values (kSelectsAttr): the condition stays a
+/// kernel result, where the branch's kernels can read it.
+bool computesCondition(Operation *producer, Operation *user) {
+  return user->hasAttr(dlc::kSelectsAttr) && user->getNumOperands() > 0 &&
+         user->getOperand(0).getDefiningOp() == producer;
+}
+
+/// Whether `producer` and `user` may share a kernel as far as branches on
+/// run-time conditions go.
+bool branchesAllowFusion(Operation *producer, Operation *user) {
+  return sameBranch(producer, user) && !computesCondition(producer, user);
+}
+
 bool isElementwise(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp && isAllParallel(linalgOp) && classify(op) == OpKind::Cheap;
@@ -274,6 +296,7 @@ DispatchFormer::sideGroups(Operation *producer, Operation *op) {
     unsigned g = groupIndex.lookup(user);
     Group &side = groups[g];
     if (g == self || !side.alive || side.hasHeavy ||
+        !sameBranch(side.output, producer) ||
         !llvm::all_of(side.ops, [](Operation *o) { return isElementwise(o); }))
       return std::nullopt;
     Operation *out = side.output;
@@ -359,7 +382,8 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
               use.get().getType()))
         continue;
       Group &pg = groupOf(producer);
-      if (pg.output != producer || producer->getNumResults() != 1)
+      if (pg.output != producer || producer->getNumResults() != 1 ||
+          !branchesAllowFusion(producer, op))
         continue;
       // A repack for dot products (dlc-cpu-int8-conv) after a channels-last
       // convolution would become the kernel's root, and a tile of its
@@ -401,7 +425,7 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     if (op->use_empty())
       continue;
     Operation *user = *op->getUsers().begin();
-    if (!inGroup(user) || !fusable(user))
+    if (!inGroup(user) || !fusable(user) || !branchesAllowFusion(op, user))
       continue;
     unsigned target = groupIndex.lookup(user);
     if (computedIntoPad(op, user))
@@ -417,7 +441,7 @@ FailureOr<unsigned> DispatchFormer::run(unsigned &fusedOps) {
     if (!g.alive || g.output != op || g.hasHeavy || op->use_empty())
       continue;
     Operation *user = *op->getUsers().begin();
-    if (!inGroup(user) || !fusable(user))
+    if (!inGroup(user) || !fusable(user) || !branchesAllowFusion(op, user))
       continue;
     unsigned target = groupIndex.lookup(user);
     // Only the output is used outside a group, so its uses decide.

@@ -50,6 +50,8 @@ struct OutlineDispatchesPass
         auto kernel = func::FuncOp::create(b, dispatch.getLoc(), name, type);
         kernel.setPrivate();
         kernel->setAttr(dlc::kKernelAttr, b.getUnitAttr());
+        if (Attribute runIf = dispatch->getAttr(dlc::kRunIfAttr))
+          kernel->setAttr(dlc::kRunIfAttr, runIf);
         kernel.getBody().takeBody(dispatch.getBody());
         Block &entry = kernel.getBody().front();
         auto yield = cast<dlc::YieldOp>(entry.getTerminator());

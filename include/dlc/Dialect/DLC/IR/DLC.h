@@ -58,6 +58,25 @@ constexpr llvm::StringLiteral kLoopIterationAttr = "dlc.loop_iteration";
 /// value whose shape changes across iterations cannot be selected).
 constexpr llvm::StringLiteral kLoopCarriedSelectAttr =
     "dlc.loop_carried_select";
+/// Ops that compute values of one branch of a run-time condition (an If's
+/// then or else branch, an iteration of a Loop whose condition is computed):
+/// the branch's id and arm (1: runs when the condition is true, 0: when it
+/// is false) as two non-negative integers. Set by the ONNX conversion,
+/// read by dlc-predicate-dispatches; passes that rebuild an op drop it,
+/// which only keeps its kernel from being skipped.
+constexpr llvm::StringLiteral kBranchAttr = "dlc.branch";
+/// The op that selects a branch's values by its condition (the Where of an
+/// If's outputs and of a Loop's carried values, the And of a Loop's
+/// condition): the branch's id (non-negative integer). Its first input is
+/// the condition; values of arm 1 reach it only through its second input
+/// and values of arm 0 only through its third, which it ignores when the
+/// condition does not pick that arm.
+constexpr llvm::StringLiteral kSelectsAttr = "dlc.selects";
+/// Dispatches and kernels that run only when a condition holds: the index
+/// of the operand (kernel argument) that holds the one-element boolean and
+/// the value it must have (0 or 1). Otherwise the kernel writes nothing
+/// (dlc-predicate-dispatches).
+constexpr llvm::StringLiteral kRunIfAttr = "dlc.run_if";
 /// A linalg.generic of dlc-sparse-contractions: the output channels that
 /// share one row of its index table (positive integer), for
 /// dlc-cpu-sparse-tile.

@@ -280,9 +280,35 @@ def OutlineDispatches : Pass<"dlc-outline-dispatches", "mlir::ModuleOp"> {
     Each `dlc.dispatch` becomes a private function marked `dlc.kernel`,
     named after its position and the op that produces its result (for
     example `main_k3_conv_2d_nchw_fchw`), and the region is replaced by a
-    `dlc.launch` of it.
+    `dlc.launch` of it. A dispatch's `dlc.run_if` moves to its kernel
+    (operands become the kernel's first arguments, in order).
   }];
   let dependentDialects = ["::dlc::DLCDialect", "mlir::func::FuncDialect"];
+}
+
+def PredicateDispatches : Pass<"dlc-predicate-dispatches", "mlir::func::FuncOp"> {
+  let summary = "Kernels of a branch on a run-time condition run only when it is taken";
+  let description = [{
+    An If on a condition computed at run time, and each iteration of a Loop
+    whose condition is, is compiled as branches (`dlc.branch`: id and arm)
+    whose values reach the rest of the program only through the ops that
+    select them (`dlc.selects`: the Where of an If's outputs and a Loop's
+    carried values, the And of a Loop's condition). A dispatch is
+    predicated when every use of its results, followed through ops of its
+    own branch (inside and between dispatches), ends at a selecting op of
+    that branch in the input the condition discards when the arm is not
+    taken: the condition becomes an extra operand and `dlc.run_if = [operand
+    index, value]` tells code generation to return at once when the operand
+    does not hold the value. The kernel then writes nothing, and what reads
+    its results either is skipped too or ignores them. A dispatch that does
+    not pass the check runs as before (both arms are safe to compute). The
+    condition must be computed before the dispatch.
+
+    The selecting op must be a `linalg.generic` whose first input is the
+    condition and whose body yields `arith.select` of its first three
+    inputs (Where) or `arith.andi` of its first two (And, arm 1 only).
+  }];
+  let dependentDialects = ["::dlc::DLCDialect"];
 }
 
 def SparseContractions : Pass<"dlc-sparse-contractions", "mlir::func::FuncOp"> {
