@@ -375,6 +375,9 @@ void printStats(const dlc::ArtifactStats &s, const KernelArithmetic &arith,
                                  ? double(s.plan.arenaSize) / s.plan.lowerBound
                                  : 1.0)
      << "\n";
+  if (!s.reusedInputs.empty())
+    os << "inputs reused:   " << llvm::join(s.reusedInputs, ", ")
+       << " (a run reuses their memory: set them before each run)\n";
   os << "constants:       " << s.constantBytes << " bytes\n";
   os << "code:            " << s.codeBytes << " bytes";
   if (target.kind == dlc::TargetKind::CUDA) {

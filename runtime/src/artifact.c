@@ -333,10 +333,12 @@ static dlc_status_t dlc_check_tensor(dlc_validator_t *v, uint32_t index) {
                        t->storage == DLCX_STORAGE_ARENA ? "arena"
                                                         : "CONSTANTS section",
                        limit);
-  if (t->reserved != 0)
-    return dlc_invalid(
-        v, "tensor %" PRIu32 " ('%s'): reserved is 0x%" PRIx32 ", must be 0",
-        index, name, t->reserved);
+  if ((t->flags & ~(uint32_t)DLCX_TENSOR_INPUT_REUSED) != 0 ||
+      (t->flags != 0 && v->out->header->version_minor < 5))
+    return dlc_invalid(v,
+                       "tensor %" PRIu32 " ('%s'): flags 0x%" PRIx32
+                       " has bits this version does not define",
+                       index, name, t->flags);
   if (t->quant_axis < -1 ||
       (t->quant_axis >= 0 && (uint32_t)t->quant_axis >= t->rank))
     return dlc_invalid(v,
@@ -547,6 +549,18 @@ static dlc_status_t dlc_check_io(dlc_validator_t *v) {
                          "%s %" PRIu32 " ('%s'): tensor %" PRIu32
                          " is a constant, not in the arena",
                          what, which, a->strings + a->tensors[t].name, t);
+  }
+  for (i = 0; i < a->tensor_count; ++i) {
+    uint32_t k = 0;
+    if (!(a->tensors[i].flags & DLCX_TENSOR_INPUT_REUSED))
+      continue;
+    while (k < a->model->input_count && a->inputs[k] != i)
+      ++k;
+    if (k == a->model->input_count)
+      return dlc_invalid(v,
+                         "tensor %" PRIu32 " ('%s'): flag INPUT_REUSED on a "
+                         "tensor that is no model input",
+                         i, a->strings + a->tensors[i].name);
   }
   return DLC_OK;
 }

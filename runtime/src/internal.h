@@ -59,6 +59,9 @@ struct dlc_session_t {
   dlc_model_t *model;
   void *driver_session;
   int profiling;
+  /* Per input: nonzero while it holds what the caller set (or the arena's
+   * zeros); a run clears it for inputs flagged DLCX_TENSOR_INPUT_REUSED. */
+  unsigned char *input_valid;
   dlc_message_t message;
   char message_text[DLC_MESSAGE_CAPACITY];
 };

@@ -11,6 +11,7 @@ dlc_status_t dlc_session_create(dlc_model_t *model,
   dlc_allocator_t *allocator;
   dlc_session_t *session;
   dlc_status_t status;
+  uint32_t inputs;
 
   if (!model)
     return DLC_ERROR_INVALID_ARGUMENT;
@@ -39,13 +40,17 @@ dlc_status_t dlc_session_create(dlc_model_t *model,
   }
 
   allocator = &model->context->allocator;
-  session =
-      (dlc_session_t *)allocator->alloc(allocator->self, sizeof(*session), 16);
+  /* The per-input flags follow the session in one allocation. */
+  inputs = model->artifact.model->input_count;
+  session = (dlc_session_t *)allocator->alloc(allocator->self,
+                                              sizeof(*session) + inputs, 16);
   if (!session)
     return dlc_message_set(&model->context->message, DLC_ERROR_OUT_OF_MEMORY,
                            "cannot allocate the session");
   memset(session, 0, sizeof(*session));
   session->model = model;
+  session->input_valid = (unsigned char *)(session + 1);
+  memset(session->input_valid, 1, inputs);
   session->profiling = resolved.enable_profiling != 0;
   dlc_message_init(&session->message, session->message_text,
                    sizeof(session->message_text));
@@ -106,16 +111,37 @@ dlc_status_t dlc_session_set_input(dlc_session_t *session, uint32_t index,
   const dlcx_tensor_t *t;
   if (!session)
     return DLC_ERROR_INVALID_ARGUMENT;
+  dlc_status_t status;
   t = dlc_session_io(session, index, 0, data, size);
   if (!t)
     return DLC_ERROR_INVALID_ARGUMENT;
-  return session->model->driver->set_input(session->driver_session, t, data,
-                                           &session->message);
+  status = session->model->driver->set_input(session->driver_session, t, data,
+                                             &session->message);
+  if (status == DLC_OK)
+    session->input_valid[index] = 1;
+  return status;
 }
 
 dlc_status_t dlc_session_run(dlc_session_t *session) {
+  const dlc_artifact_t *a;
+  uint32_t i;
   if (!session)
     return DLC_ERROR_INVALID_ARGUMENT;
+  /* An input whose bytes the last run reused must be set again: running on
+   * what is there would be a wrong answer, not an error. */
+  a = &session->model->artifact;
+  for (i = 0; i < a->model->input_count; ++i) {
+    const dlcx_tensor_t *t = &a->tensors[a->inputs[i]];
+    if (!(t->flags & DLCX_TENSOR_INPUT_REUSED))
+      continue;
+    if (!session->input_valid[i])
+      return dlc_message_set(
+          &session->message, DLC_ERROR_INVALID_ARGUMENT,
+          "input %u ('%s') was not set since the last run, which reused its "
+          "memory; set it again before each run",
+          (unsigned)i, a->strings + t->name);
+    session->input_valid[i] = 0;
+  }
   return session->model->driver->run(session->driver_session,
                                      &session->message);
 }

@@ -267,7 +267,10 @@ RULE(offset_past_arena, v->tensors[5].offset = v->model->arena_size)
 RULE(offset_huge, v->tensors[5].offset = UINT64_MAX - 63)
 RULE(storage_unknown, v->tensors[2].storage = 3)
 RULE(constant_outside, v->tensors[6].offset += 4096)
-RULE(tensor_reserved, v->tensors[2].reserved = 7)
+RULE(tensor_flags, v->tensors[2].flags = 6)
+RULE(reused_not_input, v->tensors[2].flags = DLCX_TENSOR_INPUT_REUSED)
+RULE(flags_before_1_5, v->header->version_minor = 4;
+     v->tensors[0].flags = DLCX_TENSOR_INPUT_REUSED)
 RULE(quant_axis_bad, v->tensors[0].quant_axis = 1)
 RULE(quant_axis_negative, v->tensors[0].quant_axis = -2)
 RULE(quant_params_outside, v->tensors[0].quant_axis = 0;
@@ -298,7 +301,7 @@ RULE(io_constant, v->io[3] = 6)
 static void test_rules(void) {
   const dlc_status_t invalid = DLC_ERROR_INVALID_ARTIFACT;
   expect(bad_magic, 0, invalid, "magic is 0x464c457f");
-  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "version 2.4");
+  expect(new_major, 0, DLC_ERROR_UNSUPPORTED, "format version 2.");
   expect(new_minor, 0, DLC_ERROR_UNSUPPORTED, "is not supported");
   expect(bad_header_size, 1, invalid, "header_size is 72");
   expect(bad_file_size, 1, invalid, "file_size is");
@@ -340,7 +343,9 @@ static void test_rules(void) {
   expect(offset_huge, 1, invalid, "exceeds the arena");
   expect(storage_unknown, 1, invalid, "storage 3");
   expect(constant_outside, 1, invalid, "CONSTANTS section");
-  expect(tensor_reserved, 1, invalid, "reserved is 0x7");
+  expect(tensor_flags, 1, invalid, "flags 0x6 has bits");
+  expect(reused_not_input, 1, invalid, "INPUT_REUSED on a tensor that is no");
+  expect(flags_before_1_5, 1, invalid, "tensor 0 ('x'): flags 0x1 has bits");
   expect(quant_axis_bad, 1, invalid, "quant_axis 1");
   expect(quant_axis_negative, 1, invalid, "quant_axis -2");
   expect(quant_params_outside, 1, invalid, "quant_params");

@@ -328,6 +328,45 @@ static void test_errors_on_io(void) {
   dlc_context_destroy(context);
 }
 
+/* An input flagged INPUT_REUSED (a later buffer takes its bytes) must be set
+ * again before each run: running on what a run left there is refused by
+ * name, so a wrong answer becomes an error. The first run may use the
+ * arena's zeros; inputs without the flag keep what was set. */
+static void test_reused_input(void) {
+  dlc_context_t *context = NULL;
+  dlc_model_t *model = NULL;
+  dlc_session_t *session;
+  float x[60];
+  uint8_t *data;
+  size_t size;
+
+  memset(x, 0, sizeof(x));
+  CHECK_OK(dlc_context_create(NULL, &context), "");
+  build_chain(60, 1, 1, &data, &size);
+  {
+    dlcx_section_t *s = dlc_ab_section(data, DLCX_SECTION_TENSORS);
+    ((dlcx_tensor_t *)(data + s->offset))[0].flags = DLCX_TENSOR_INPUT_REUSED;
+    dlc_ab_reseal(data, size);
+  }
+  CHECK_OK(dlc_model_load_memory(context, data, size, NULL, &model),
+           dlc_context_message(context));
+  session = make_session(model, 1, 0);
+  CHECK_OK(dlc_session_run(session), dlc_session_message(session));
+  run_and_check_chain(session, 60, 5);
+  CHECK_STATUS(dlc_session_run(session), DLC_ERROR_INVALID_ARGUMENT,
+               dlc_session_message(session));
+  CHECK_CONTAINS(dlc_session_message(session),
+                 "input 0 ('x') was not set since the last run");
+  /* 'y' (input 1) has no flag and keeps its values. */
+  CHECK_OK(dlc_session_set_input(session, 0, x, sizeof(x)),
+           dlc_session_message(session));
+  CHECK_OK(dlc_session_run(session), dlc_session_message(session));
+  dlc_session_destroy(session);
+  dlc_model_destroy(model);
+  dlc_ab_free(data);
+  dlc_context_destroy(context);
+}
+
 /* Scratch beyond the session's cap (64 MiB per thread unless raised) fails
  * session creation with a message, instead of allocating gigabytes per
  * thread for a corrupt cpu_scratch_size. */
@@ -803,6 +842,7 @@ int main(void) {
   test_load_and_describe();
   test_threads_split();
   test_errors_on_io();
+  test_reused_input();
   test_scratch_limit();
   test_profiling();
   test_allocations();

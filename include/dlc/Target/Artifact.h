@@ -59,6 +59,9 @@ struct ArtifactStats {
   std::vector<BufferLifetime> buffers;
   /// The kernel each launch runs, in order.
   std::vector<std::string> launchKernels;
+  /// Model inputs whose bytes a later buffer takes over
+  /// (DLCX_TENSOR_INPUT_REUSED): set again before each run.
+  std::vector<std::string> reusedInputs;
 };
 
 /// Writes the artifact for `hostModule` (whose `main` function launches the

@@ -351,6 +351,20 @@ LogicalResult Writer::collectIO() {
             arg.getLoc(), tensors[*t],
             getIOPackedShape(main, IOSide::Argument, arg.getArgNumber()))))
       return failure();
+    // An input whose bytes a later buffer takes over (once it is dead) must
+    // be set again before each run; the runtime checks that it is.
+    Place p = places.lookup(arg);
+    if (p.buffer >= 0) {
+      uint64_t begin = plan.offsets[p.buffer];
+      uint64_t end = begin + std::max<uint64_t>(buffers[p.buffer].size, 1);
+      for (auto [j, other] : llvm::enumerate(buffers)) {
+        uint64_t otherBegin = plan.offsets[j];
+        uint64_t otherEnd = otherBegin + std::max<uint64_t>(other.size, 1);
+        if (static_cast<int64_t>(j) != p.buffer && otherBegin < end &&
+            begin < otherEnd)
+          tensors[*t].flags |= DLCX_TENSOR_INPUT_REUSED;
+      }
+    }
     io.push_back(*t);
   }
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
@@ -582,6 +596,10 @@ LogicalResult Writer::run(llvm::raw_ostream &os, ArtifactStats *stats) {
     stats->fileBytes = file.size();
     stats->scratchBytes = model.cpu_scratch_size;
     stats->buffers = buffers;
+    for (unsigned i = 0; i < model.input_count; ++i)
+      if (tensors[io[i]].flags & DLCX_TENSOR_INPUT_REUSED)
+        stats->reusedInputs.push_back(
+            StringRef(strings.data.c_str() + tensors[io[i]].name).str());
     for (const dlcx_launch_t &l : launches)
       stats->launchKernels.push_back(binary.kernels[l.kernel].name);
   }

@@ -28,7 +28,7 @@ extern "C" {
 
 #define DLCX_MAGIC 0x58434c44u /* "DLCX" read as a little-endian u32 */
 #define DLCX_VERSION_MAJOR 1u
-#define DLCX_VERSION_MINOR 4u
+#define DLCX_VERSION_MINOR 5u
 #define DLCX_ALIGNMENT 64u
 /* Lanes that share a row reduction in kernels of the VK_SUBGROUP feature
  * (their xor shuffles must stay inside one subgroup): devices need
@@ -292,6 +292,15 @@ typedef struct dlcx_model_t {
   uint32_t cpu_scratch_size;
 } dlcx_model_t;
 
+/* dlcx_tensor_t.flags, since 1.5. */
+typedef enum dlcx_tensor_flag_e {
+  /* A model input whose arena bytes buffers computed later in a run take
+   * over once the input has been read for the last time: after a run it
+   * holds something else, and it must be set again before the next run
+   * (the runtime refuses to run otherwise). Only on inputs. */
+  DLCX_TENSOR_INPUT_REUSED = 1u,
+} dlcx_tensor_flag_t;
+
 typedef struct dlcx_tensor_t {
   uint32_t name;    /* string */
   uint32_t dtype;   /* dlcx_dtype_t */
@@ -307,7 +316,7 @@ typedef struct dlcx_tensor_t {
   float scale;
   int32_t zero_point;
   int32_t quant_axis; /* -1: per tensor */
-  uint32_t reserved;
+  uint32_t flags;     /* dlcx_tensor_flag_t bits; 0 before 1.5 */
   uint64_t quant_params;
 } dlcx_tensor_t;
 

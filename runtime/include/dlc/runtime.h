@@ -201,11 +201,15 @@ dlc_status_t dlc_session_create(dlc_model_t *model,
 void dlc_session_destroy(dlc_session_t *session);
 const char *dlc_session_message(const dlc_session_t *session);
 
-/* Copies `size` bytes (exactly the input's size) into input `index`. */
+/* Copies `size` bytes (exactly the input's size) into input `index`. The
+ * input keeps them across runs, except an input whose memory a run reuses
+ * (artifact flag DLCX_TENSOR_INPUT_REUSED): set that one before each run. */
 dlc_status_t dlc_session_set_input(dlc_session_t *session, uint32_t index,
                                    const void *data, size_t size);
 
-/* Runs every launch of the model once. Does not allocate. */
+/* Runs every launch of the model once. Does not allocate. Fails with
+ * DLC_ERROR_INVALID_ARGUMENT, before running anything, when an input whose
+ * memory the previous run reused was not set since. */
 dlc_status_t dlc_session_run(dlc_session_t *session);
 
 /* Copies output `index` (exactly `size` bytes) to `data`. */
