@@ -31,7 +31,6 @@
 
 #include "dlc/Dialect/DLC/IR/DLC.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -50,23 +49,15 @@ void markBranch(Operation *op, int64_t id, int64_t arm) {
                 DenseI64ArrayAttr::get(op->getContext(), {id, arm}));
 }
 
-/// Clones the ops of `body` (all but its onnx.yield) at `b`'s insertion
-/// point with its arguments bound to `args`; returns what the yield yields.
-/// With a `branch` (id, arm), the clones are marked as that branch's.
+/// cloneSubgraph, with the clones marked as that branch's when there is a
+/// `branch` (id, arm).
 SmallVector<Value>
 cloneBody(OpBuilder &b, Block &body, ValueRange args,
           std::optional<std::pair<int64_t, int64_t>> branch = std::nullopt) {
-  IRMapping mapping;
-  mapping.map(body.getArguments(), args);
-  for (Operation &op : body.without_terminator()) {
-    Operation *clone = b.clone(op, mapping);
+  return cloneSubgraph(b, body, args, [&](Operation *clone) {
     if (branch)
       markBranch(clone, branch->first, branch->second);
-  }
-  SmallVector<Value> yielded;
-  for (Value v : body.getTerminator()->getOperands())
-    yielded.push_back(mapping.lookupOrDefault(v));
-  return yielded;
+  });
 }
 
 /// Stacks `pieces` along a new `axis` (ONNX's Unsqueeze + Concat).
@@ -163,16 +154,53 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
     outputs[k].assign(bodies[k]->getTerminator()->operand_begin(),
                       bodies[k]->getTerminator()->operand_end());
   }
+  // What each output selects between: the two branches' tensors, or for a
+  // sequence that each branch makes with a SequenceConstruct of as many
+  // elements, the elements pairwise.
+  auto sequenceElements = [](Value v) -> std::optional<ValueRange> {
+    auto producer = v.getDefiningOp<onnx::NodeOp>();
+    if (producer && producer.getDomain().empty() &&
+        producer.getOpType() == "SequenceConstruct")
+      return producer.getInputs();
+    return std::nullopt;
+  };
+  auto sameStaticType = [](Value a, Value b) {
+    auto ranked = dyn_cast<RankedTensorType>(a.getType());
+    return ranked && ranked.hasStaticShape() && a.getType() == b.getType();
+  };
+  SmallVector<SmallVector<std::pair<Value, Value>>> pairs(op.getNumResults());
+  SmallVector<bool> isSequence(op.getNumResults(), false);
   for (unsigned i = 0; i < op.getNumResults(); ++i) {
-    Type thenType = outputs[0][i].getType(), elseType = outputs[1][i].getType();
-    auto ranked = dyn_cast<RankedTensorType>(thenType);
-    if (!ranked || !ranked.hasStaticShape() || thenType != elseType)
+    Value thenValue = outputs[0][i], elseValue = outputs[1][i];
+    std::optional<ValueRange> thenSeq = sequenceElements(thenValue),
+                              elseSeq = sequenceElements(elseValue);
+    if (thenSeq && elseSeq && thenSeq->size() == elseSeq->size() &&
+        llvm::all_of(llvm::zip(*thenSeq, *elseSeq), [&](auto p) {
+          return sameStaticType(std::get<0>(p), std::get<1>(p));
+        })) {
+      isSequence[i] = true;
+      for (auto [t, f] : llvm::zip(*thenSeq, *elseSeq))
+        pairs[i].push_back({t, f});
+      continue;
+    }
+    if (!thenSeq && !elseSeq && sameStaticType(thenValue, elseValue)) {
+      pairs[i].push_back({thenValue, elseValue});
+      continue;
+    }
+    if (thenSeq || elseSeq)
       return rw.unsupported(llvm::formatv(
-          "output {0} of an If on a run-time condition is {1} in the "
-          "then_branch and {2} in the else_branch; both branches must give "
-          "the same static tensor type (or bind the inputs the condition "
-          "depends on with --bind-input to take one branch at compile time)",
-          i, thenType, elseType));
+          "output {0} of an If on a run-time condition is a sequence; both "
+          "branches must make it with a SequenceConstruct of as many "
+          "elements, pairwise of the same static type (or bind the inputs "
+          "the condition depends on with --bind-input to take one branch at "
+          "compile time)",
+          i));
+    return rw.unsupported(llvm::formatv(
+        "output {0} of an If on a run-time condition is {1} in the "
+        "then_branch and {2} in the else_branch; both branches must give "
+        "the same static tensor type (or bind the inputs the condition "
+        "depends on with --bind-input to take one branch at compile time)",
+        i, thenValue.getType(), elseValue.getType()));
   }
   // The condition and the selections first (the emitter inserts right
   // after the node), then the branches between the condition and the
@@ -187,10 +215,15 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
   int64_t id = rw.newBranchId();
   SmallVector<Value> results;
   for (unsigned i = 0; i < op.getNumResults(); ++i) {
-    onnx::NodeOp select = e.nodeOp(
-        "Where", 16, {scalarCond, outputs[0][i], outputs[1][i]}, {}, 1);
-    select->setAttr(kSelectsAttr, e.b().getI64IntegerAttr(id));
-    results.push_back(select.getResult(0));
+    SmallVector<Value> selected;
+    for (auto [thenValue, elseValue] : pairs[i]) {
+      onnx::NodeOp select =
+          e.nodeOp("Where", 16, {scalarCond, thenValue, elseValue}, {}, 1);
+      select->setAttr(kSelectsAttr, e.b().getI64IntegerAttr(id));
+      selected.push_back(select.getResult(0));
+    }
+    results.push_back(isSequence[i] ? e.node("SequenceConstruct", 11, selected)
+                                    : selected.front());
   }
   for (int k = 1; k >= 0; --k) {
     for (Operation &branchOp : bodies[k]->without_terminator())

@@ -76,6 +76,7 @@ const HandlerRegistry &dlc::getHandlerRegistry() {
     populateQuantizationHandlers(r);
     populateRecurrentHandlers(r);
     populateControlFlowHandlers(r);
+    populateSequenceHandlers(r);
     populateAttentionHandlers(r);
     populateMicrosoftHandlers(r);
     populateWeightOnlyHandlers(r);
@@ -395,6 +396,14 @@ static bool readsFloatBits(onnx::NodeOp node) {
                             node.getOpType());
 }
 
+/// Whether `v` is a sequence: the result of the SequenceConstruct node that
+/// holds its elements.
+static bool isSequence(Value v) {
+  auto producer = v.getDefiningOp<onnx::NodeOp>();
+  return producer && producer.getDomain().empty() &&
+         producer.getOpType() == "SequenceConstruct";
+}
+
 /// Passes a node's branch of a run-time condition (kBranchAttr) on to what
 /// its handler made: the ops before it (from `before`'s successor) and the
 /// nodes after it (up to `after`) that carry no branch of their own (an If
@@ -527,8 +536,26 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     rw.setBranchIdCounter(&branchIds);
     Operation *before = node->getPrevNode();
     Operation *after = node->getNextNode();
+    // Sequences stay ONNX values (Sequence.cpp): the sequence handlers read
+    // the SequenceConstruct node that holds their elements, Identity and
+    // OptionalGetElement pass one on, other nodes take tensors only.
+    if (llvm::any_of(inputs, [](Value v) { return v && isSequence(v); }) &&
+        !takesSequences(node)) {
+      if (node.getDomain().empty() && node.getNumResults() == 1 &&
+          inputs.size() == 1 &&
+          (node.getOpType() == "Identity" ||
+           node.getOpType() == "OptionalGetElement")) {
+        node->getResult(0).replaceAllUsesWith(inputs[0]);
+        toErase.push_back(node);
+        continue;
+      }
+      for (auto [i, v] : llvm::enumerate(inputs))
+        if (v && isSequence(v))
+          return rw.fail("input " + Twine(i) + " is a sequence; " +
+                         node.getOpType() + " takes tensors");
+    }
     for (auto [i, v] : llvm::enumerate(inputs)) {
-      if (v && !isa<RankedTensorType>(v.getType()))
+      if (v && !isa<RankedTensorType>(v.getType()) && !isSequence(v))
         return rw.fail("input " + Twine(i) + " has no static type");
       // Other float formats this small only come from hand-written IR.
       if (auto f = dyn_cast_if_present<FloatType>(inputTypes[i]);
@@ -550,6 +577,8 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
     nextOp = node->getNextNode();
     markBranch(node, before, after, rw.getResults());
     toErase.push_back(node);
+    if (rw.keepsSequences())
+      continue;
     if (!rw.getForwarded().empty() || node.getNumResults() == 0) {
       // A node may list more outputs than its handler forwards (a fuzzed
       // Identity with two): fine while the model reads none of them.
@@ -577,6 +606,34 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
 
   // Results: rewire the return and the function type.
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  // A sequence output leaves as one output per element, NAME[0], NAME[1],
+  // ... (none for an empty sequence).
+  if (llvm::any_of(ret.getOperands(),
+                   [&](Value v) { return isSequence(lookup(v)); })) {
+    SmallVector<Value> operands;
+    SmallVector<std::string> names;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      StringAttr name = getIOName(func, IOSide::Result, i);
+      std::string base = name ? name.str() : "output" + std::to_string(i);
+      Value converted = lookup(v);
+      if (!isSequence(converted)) {
+        operands.push_back(v);
+        names.push_back(base);
+        continue;
+      }
+      for (auto [k, element] : llvm::enumerate(
+               converted.getDefiningOp<onnx::NodeOp>().getInputs())) {
+        operands.push_back(element);
+        names.push_back(base + "[" + std::to_string(k) + "]");
+      }
+    }
+    ret->setOperands(operands);
+    func->removeAttr(func.getResAttrsAttrName());
+    func.setType(FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                                   ret.getOperandTypes()));
+    for (auto [k, name] : llvm::enumerate(names))
+      setIOName(func, IOSide::Result, k, name);
+  }
   for (OpOperand &operand : ret->getOpOperands()) {
     Value v = lookup(operand.get());
     if (!v || !isa<RankedTensorType>(v.getType()))

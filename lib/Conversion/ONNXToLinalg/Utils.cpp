@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -956,4 +957,20 @@ std::optional<SmallVector<int64_t>> dlc::integerValues(Value v,
     out.push_back(isUnsigned ? static_cast<int64_t>(static_cast<uint8_t>(c))
                              : static_cast<int64_t>(static_cast<int8_t>(c)));
   return out;
+}
+
+SmallVector<Value> dlc::cloneSubgraph(OpBuilder &b, Block &body,
+                                      ValueRange args,
+                                      function_ref<void(Operation *)> onClone) {
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &op : body.without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    if (onClone)
+      onClone(clone);
+  }
+  SmallVector<Value> yielded;
+  for (Value v : body.getTerminator()->getOperands())
+    yielded.push_back(mapping.lookupOrDefault(v));
+  return yielded;
 }

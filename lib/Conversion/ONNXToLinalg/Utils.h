@@ -214,6 +214,13 @@ llvm::SmallVector<mlir::Value> buildGeneric(
 /// forward its results (NodeRewriter::forward): the driver converts the new
 /// nodes next, with every handler's checks and folding. Nodes are named
 /// after the node they stand for ("attn/MatMul#3").
+/// Clones the ops of a subgraph `body` (all but its onnx.yield) at `b`'s
+/// insertion point with its arguments bound to `args` (ONNX values), calling
+/// `onClone` on each top-level clone; returns what the yield yields.
+llvm::SmallVector<mlir::Value>
+cloneSubgraph(mlir::OpBuilder &b, mlir::Block &body, mlir::ValueRange args,
+              llvm::function_ref<void(mlir::Operation *)> onClone = {});
+
 class OnnxEmitter {
 public:
   explicit OnnxEmitter(NodeRewriter &rw);

@@ -145,6 +145,11 @@ private:
   std::string scope;
   llvm::StringMap<Value> values;
   llvm::StringMap<Type> valueTypes;
+  /// Sequence graph inputs: the shape of each element, in order, from the
+  /// --input-shape entries NAME[0], NAME[1], ...
+  llvm::StringMap<SmallVector<SmallVector<int64_t>>> sequenceShapes;
+  /// Sequence graph inputs pinned empty (--input-shape NAME[]=).
+  llvm::StringSet<> emptySequences;
   Value noneValue;
 };
 
@@ -651,6 +656,29 @@ LogicalResult ModelImporter::pinInputShapes() {
     if (initializerNames.contains(input.name()))
       continue;
     inputList += (inputList.empty() ? "" : ", ") + input.name();
+    if (input.type().has_sequence_type()) {
+      // A sequence's elements: NAME[0], NAME[1], ... as far as given.
+      SmallVector<SmallVector<int64_t>> &elements =
+          sequenceShapes[input.name()];
+      for (;;) {
+        std::string key =
+            input.name() + "[" + std::to_string(elements.size()) + "]";
+        auto element = options.inputShapes.find(key);
+        if (element == options.inputShapes.end())
+          break;
+        seen.insert(key);
+        elements.push_back(element->second);
+      }
+      if (options.inputShapes.count(input.name() + "[]")) {
+        if (!elements.empty())
+          return emitError(fileLoc, "--input-shape gives both elements of ")
+                 << input.name() << " and " << input.name()
+                 << "[]= (an empty sequence)";
+        seen.insert(input.name() + "[]");
+        emptySequences.insert(input.name());
+      }
+      continue;
+    }
     auto it = options.inputShapes.find(input.name());
     if (it == options.inputShapes.end())
       continue;
@@ -1255,8 +1283,10 @@ LogicalResult ModelImporter::importSubgraph(::onnx::GraphProto &graph,
       ("the subgraph '" + attrName + "' of node '" + owner + "'").str();
   SmallVector<Type> argTypes;
   for (const ::onnx::ValueInfoProto &input : graph.input()) {
-    // Loop and Scan bodies may leave an input's type to inference.
-    if (!input.has_type()) {
+    // Loop and Scan bodies may leave an input's type to inference; a
+    // sequence (a Loop carrying one) is an ONNX value the sequence handlers
+    // follow to its elements.
+    if (!input.has_type() || input.type().has_sequence_type()) {
       argTypes.push_back(builder.getNoneType());
       continue;
     }
@@ -1334,9 +1364,62 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
     initializerNames.insert(t.name());
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  // Sequence inputs: one argument per element, then a SequenceConstruct of
+  // them stands for the input (the sequence handlers follow it).
+  SmallVector<std::pair<std::string, std::pair<unsigned, unsigned>>>
+      sequenceInputs;
   for (const ::onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
+    if (input.type().has_sequence_type()) {
+      const ::onnx::TypeProto &elem = input.type().sequence_type().elem_type();
+      SmallVector<SmallVector<int64_t>> shapes =
+          sequenceShapes.lookup(input.name());
+      Type elementType =
+          elem.has_tensor_type()
+              ? convertElementType(&ctx, elem.tensor_type().elem_type())
+              : Type();
+      if (!elementType)
+        return emitError(fileLoc, "graph input '")
+                   << input.name()
+                   << "' is a sequence of something other than tensors of "
+                      "a type dlc supports",
+               nullptr;
+      if (shapes.empty() && !emptySequences.contains(input.name()))
+        return emitError(fileLoc, "graph input '")
+                   << input.name()
+                   << "' is a sequence; give the shape of each element with "
+                      "--input-shape "
+                   << input.name() << "[0]=d0,d1,... " << input.name()
+                   << "[1]=..., one entry per element (" << input.name()
+                   << "[]= for an empty one)",
+               nullptr;
+      const ::onnx::TensorShapeProto *declared =
+          elem.tensor_type().has_shape() ? &elem.tensor_type().shape()
+                                         : nullptr;
+      sequenceInputs.push_back({input.name(),
+                                {static_cast<unsigned>(argTypes.size()),
+                                 static_cast<unsigned>(shapes.size())}});
+      for (auto [k, shape] : llvm::enumerate(shapes)) {
+        if (declared && declared->dim_size() != static_cast<int>(shape.size()))
+          return emitError(fileLoc, "--input-shape for '")
+                     << input.name() << "[" << k << "]' has rank "
+                     << shape.size() << " but the model declares rank "
+                     << declared->dim_size() << " for the elements",
+                 nullptr;
+        for (auto [i, d] : llvm::enumerate(shape))
+          if (declared && declared->dim(i).has_dim_value() &&
+              declared->dim(i).dim_value() != d)
+            return emitError(fileLoc, "--input-shape for '")
+                       << input.name() << "[" << k << "]' sets dim " << i
+                       << " to " << d << " but the model fixes it to "
+                       << declared->dim(i).dim_value(),
+                   nullptr;
+        argTypes.push_back(RankedTensorType::get(shape, elementType));
+        argNames.push_back(input.name() + "[" + std::to_string(k) + "]");
+      }
+      continue;
+    }
     FailureOr<Type> t =
         convertType(input.type(), "graph input '" + input.name() + "'");
     if (failed(t))
@@ -1376,6 +1459,17 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   builder.setInsertionPointToStart(entry);
   noneValue =
       dlc::onnx::NoneOp::create(builder, fileLoc, builder.getNoneType());
+  for (auto &[name, range] : sequenceInputs) {
+    auto elements = entry->getArguments().slice(range.first, range.second);
+    auto construct = dlc::onnx::NodeOp::create(
+        builder, NameLoc::get(b.getStringAttr(name), fileLoc),
+        TypeRange{builder.getNoneType()},
+        builder.getStringAttr("SequenceConstruct"), builder.getStringAttr(""),
+        builder.getI64IntegerAttr(11), StringAttr(),
+        builder.getDictionaryAttr({}), ArrayAttr(), ValueRange(elements),
+        /*graphsCount=*/0);
+    values[name] = construct.getResult(0);
+  }
 
   for (::onnx::TensorProto &init : *graph.mutable_initializer()) {
     Location loc = NameLoc::get(b.getStringAttr(init.name()), fileLoc);
@@ -1416,6 +1510,11 @@ std::string dlc::parseInputShapeSpec(StringRef spec,
   for (StringRef entry : entries) {
     auto [name, dims] = entry.split('=');
     name = name.trim();
+    // NAME[]= : the sequence input NAME is empty.
+    if (name.ends_with("[]") && name.size() > 2 && dims.trim().empty()) {
+      options.inputShapes[name] = {};
+      continue;
+    }
     if (name.empty() || dims.empty())
       return ("--input-shape entry '" + entry +
               "' is not of the form name=d0,d1,...")

@@ -22,6 +22,7 @@
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -192,6 +193,37 @@ void checkInputData(const std::string &opType, Context &ctx) {
   }
 }
 
+/// Throws ONNX's inference error for constant inputs whose values the
+/// library's inference divides by without a check: SplitToSequence's
+/// scalar split of 0 (a division by zero).
+template <typename Context>
+void checkInputValues(const std::string &opType, Context &ctx) {
+  if (opType != "SplitToSequence" || ctx.getNumInputs() < 2)
+    return;
+  const onnx::TensorProto *split = ctx.getInputData(1);
+  if (!split || split->dims_size() != 0 ||
+      split->data_location() == onnx::TensorProto::EXTERNAL)
+    return;
+  // One value (checkInputData checked the bytes against the dims).
+  int64_t value = 1;
+  const std::string &raw = split->raw_data();
+  if (split->data_type() == onnx::TensorProto::INT64) {
+    if (split->has_raw_data() && raw.size() == sizeof(int64_t))
+      std::memcpy(&value, raw.data(), sizeof(int64_t));
+    else if (split->int64_data_size() == 1)
+      value = split->int64_data(0);
+  } else if (split->data_type() == onnx::TensorProto::INT32) {
+    int32_t v = 1;
+    if (split->has_raw_data() && raw.size() == sizeof(int32_t))
+      std::memcpy(&v, raw.data(), sizeof(int32_t));
+    else if (split->int32_data_size() == 1)
+      v = split->int32_data(0);
+    value = v;
+  }
+  if (value <= 0)
+    fail_shape_inference(opType, " split ", value, " is not positive");
+}
+
 /// Operators whose inference functions in the ONNX releases dlc builds
 /// with (Debian's 1.12) contradict the operator's specification: their
 /// outputs get no inferred type and dlc's handler derives it.
@@ -225,6 +257,7 @@ public:
             if (inferenceContradictsSpec(key))
               return;
             checkInputData(key, ctx);
+            checkInputValues(key, ctx);
             checkRanks(key, ctx);
             infer(ctx);
           });

@@ -81,6 +81,10 @@ void populateTextHandlers(HandlerRegistry &registry);
 void populateQuantizationHandlers(HandlerRegistry &registry);
 void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
+void populateSequenceHandlers(HandlerRegistry &registry);
+/// Whether `node` may read sequences: the sequence handlers' nodes and
+/// control flow.
+bool takesSequences(onnx::NodeOp node);
 void populateAttentionHandlers(HandlerRegistry &registry);
 void populateMicrosoftHandlers(HandlerRegistry &registry);
 void populateWeightOnlyHandlers(HandlerRegistry &registry);
@@ -158,6 +162,12 @@ public:
   }
   llvm::ArrayRef<mlir::Value> getForwarded() { return forwarded; }
 
+  /// For sequences: the node's outputs are sequences, each held in the ONNX
+  /// graph by a SequenceConstruct node that lists its elements
+  /// (Sequence.cpp); the driver maps them to no converted value.
+  void keepSequences() { sequences = true; }
+  bool keepsSequences() { return sequences; }
+
   /// For control flow on a run-time condition: a branch id (kBranchAttr)
   /// no other node of the function has.
   int64_t newBranchId() { return (*branchIds)++; }
@@ -181,6 +191,7 @@ private:
   llvm::SmallVector<mlir::Type> resultOnnxTypes;
   llvm::SmallVector<mlir::Value> forwarded;
   int64_t *branchIds = nullptr;
+  bool sequences = false;
 };
 
 /// Converts every `onnx.node` in `func` (and the function signature) to

@@ -163,6 +163,17 @@ def main():
              helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
         save(m, out)
+    elif kind == "sequence":
+        # A sequence input S (elements pinned with --input-shape S[k]=...),
+        # a tensor T inserted at its end, and the sequence as an output.
+        seq = helper.make_tensor_sequence_value_info
+        m = graph_model(
+            [helper.make_node("SequenceInsert", ["S", "T"], ["Y"],
+                              name="insert")],
+            [seq("S", TensorProto.FLOAT, [2]),
+             helper.make_tensor_value_info("T", TensorProto.FLOAT, [2])],
+            [seq("Y", TensorProto.FLOAT, [2])])
+        save(m, out)
     elif kind == "graphs":
         # A list of subgraphs (GRAPHS), which no standard operator takes.
         g = helper.make_graph(
