@@ -204,3 +204,40 @@ func.func @loop_iteration(%x: tensor<f32>, %c: tensor<i1>) -> (tensor<i1>, tenso
   }
   return %and, %and6 : tensor<i1>, tensor<i1>
 }
+
+// -----
+
+// Host ops that only place values (a reshape, an in-place view), marked or
+// not, pass a branch's values on to the selection: the kernel is skipped.
+// CHECK-LABEL: func @through_views
+// CHECK: %[[A:.*]] = dlc.dispatch(%{{.*}}, %[[C:[^)]*]])
+// CHECK: } {dlc.run_if = array<i64: 1, 1>}
+// CHECK: dlc.view %[[A]][4]
+#id = affine_map<(d0) -> (d0)>
+#sc = affine_map<(d0) -> ()>
+func.func @through_views(%x: tensor<8xf32>, %c: tensor<i1>, %e: tensor<4xf32>) -> tensor<4xf32> {
+  %a = dlc.dispatch (%x) : (tensor<8xf32>) -> tensor<8xf32> {
+  ^bb0(%v: tensor<8xf32>):
+    %o = tensor.empty() : tensor<8xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%v : tensor<8xf32>) outs(%o : tensor<8xf32>) attrs = {dlc.branch = array<i64: 2, 1>} {
+    ^bb0(%p: f32, %q: f32):
+      %s = math.exp %p : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    dlc.yield %r : tensor<8xf32>
+  }
+  %half = dlc.view %a[4] : tensor<8xf32> -> tensor<4xf32>
+  %two = tensor.expand_shape %half [[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
+  %flat = tensor.collapse_shape %two [[0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+  %y = dlc.dispatch (%c, %flat, %e) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%k: tensor<i1>, %p0: tensor<4xf32>, %p1: tensor<4xf32>):
+    %o = tensor.empty() : tensor<4xf32>
+    %r = linalg.generic {indexing_maps = [#sc, #id, #id, #id], iterator_types = ["parallel"]} ins(%k, %p0, %p1 : tensor<i1>, tensor<4xf32>, tensor<4xf32>) outs(%o : tensor<4xf32>) attrs = {dlc.selects = 2 : i64} {
+    ^bb0(%q: i1, %p: f32, %n: f32, %w: f32):
+      %s = arith.select %q, %p, %n : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    dlc.yield %r : tensor<4xf32>
+  }
+  return %y : tensor<4xf32>
+}

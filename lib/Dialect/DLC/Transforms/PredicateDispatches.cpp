@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace dlc {
@@ -118,8 +119,13 @@ bool onlySelected(ValueRange results, ArrayRef<int64_t> tag,
           continue;
         return false;
       }
+      // Ops that only place values in memory (reshapes, views, concatenations
+      // written in place) pass on what they get, whatever made them.
+      bool placesOnly = user->getBlock() == top &&
+                        isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                            dlc::ViewOp, dlc::ConcatOp>(user);
       auto branch = user->getAttrOfType<DenseI64ArrayAttr>(dlc::kBranchAttr);
-      if (!branch || branch.asArrayRef() != tag)
+      if (!placesOnly && (!branch || branch.asArrayRef() != tag))
         return false;
       llvm::append_range(work, user->getResults());
     }

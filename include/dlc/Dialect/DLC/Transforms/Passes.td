@@ -295,7 +295,8 @@ def PredicateDispatches : Pass<"dlc-predicate-dispatches", "mlir::func::FuncOp">
     select them (`dlc.selects`: the Where of an If's outputs and a Loop's
     carried values, the And of a Loop's condition). A dispatch is
     predicated when every use of its results, followed through ops of its
-    own branch (inside and between dispatches), ends at a selecting op of
+    own branch (inside and between dispatches) and through the host ops that
+    only place values (reshapes, `dlc.view`, `dlc.concat`), ends at a selecting op of
     that branch in the input the condition discards when the arm is not
     taken: the condition becomes an extra operand and `dlc.run_if = [operand
     index, value]` tells code generation to return at once when the operand
