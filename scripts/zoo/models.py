@@ -937,8 +937,8 @@ def build_vad():
 
 @zoo_model("The voice-activity detector above with its sample rate a "
            "run-time input (not bound, 8000): an If on a run-time "
-           "condition, both branches compiled and run, each output selected "
-           "on the condition", TOL_PROB)
+           "condition, both branches compiled, the untaken one's kernels "
+           "skipped, each output selected on the condition", TOL_PROB)
 def build_vad_runtime_sr():
     g, inputs = build_vad()
     for spec in inputs:
