@@ -211,6 +211,88 @@ def loop_nested(out, rng):
           [("acc", F32), ("finals", F32)], feeds, opset=17)
 
 
+def if_nested_runtime(out, rng):
+    """Ifs on run-time conditions, nested: the outer on an input, the inner
+    on the sign of a value the outer then branch computes (so the inner
+    condition itself is skipped with its branch), each branch more than one
+    kernel. One test per path: outer then with inner then, outer then with
+    inner else, outer else."""
+    w1 = rng.standard_normal([8, 8]).astype(np.float32) / 3
+    w2 = rng.standard_normal([8, 8]).astype(np.float32) / 3
+    inner_then = helper.make_graph(
+        [helper.make_node("Relu", ["t_mm"], ["it_relu"]),
+         helper.make_node("MatMul", ["it_relu", "w2"], ["it_out"])],
+        "inner_then", [], [vi("it_out", F32, [1, 8])])
+    inner_else = helper.make_graph(
+        [helper.make_node("Neg", ["t_mm"], ["ie_neg"]),
+         helper.make_node("MatMul", ["ie_neg", "w1"], ["ie_mm"]),
+         helper.make_node("Exp", ["ie_mm"], ["ie_out"])],
+        "inner_else", [], [vi("ie_out", F32, [1, 8])])
+    outer_then = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["t_mm"]),
+         helper.make_node("ReduceSum", ["t_mm"], ["t_sum"], keepdims=0),
+         const("t_zero", np.array(0, np.float32)),
+         helper.make_node("Greater", ["t_sum", "t_zero"], ["t_pos"]),
+         helper.make_node("If", ["t_pos"], ["t_out"], then_branch=inner_then,
+                          else_branch=inner_else)],
+        "outer_then", [], [vi("t_out", F32, [1, 8])])
+    outer_else = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w2"], ["e_mm"]),
+         helper.make_node("Tanh", ["e_mm"], ["e_out"])],
+        "outer_else", [], [vi("e_out", F32, [1, 8])])
+    nodes = [const("w1", w1), const("w2", w2),
+             helper.make_node("If", ["a"], ["y"], then_branch=outer_then,
+                              else_branch=outer_else),
+             helper.make_node("Sigmoid", ["y"], ["prob"])]
+    x = rng.uniform(-1, 1, [1, 8]).astype(np.float32)
+    # The inner condition is the sign of sum(x @ w1): x and -x take both.
+    positive = x if float((x @ w1).sum()) > 0 else -x
+    for name, a, xv in (("then_then", True, positive),
+                        ("then_else", True, -positive),
+                        ("else", False, positive)):
+        write(out, "test_cf_if_nested_runtime_" + name, nodes,
+              [("a", BOOL), ("x", F32)], [("prob", F32)],
+              {"a": np.array(a), "x": xv}, opset=17)
+
+
+def loop_runtime_if(out, rng):
+    """A Loop whose condition the body computes (leaves once the carried
+    value's sum reaches 3: after 2 of 6 iterations here) and whose body
+    branches on a run-time condition (the carried sum, rounded down, odd or
+    even: each branch is taken once): predicated kernels inside predicated
+    iterations."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Add", ["y_in", "x"], ["b_add"]),
+         helper.make_node("Add", ["b_add", "x"], ["b_out"])], "odd", [],
+        [vi("b_out", F32, [2, 3])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Add", ["y_in", "x"], ["e_add"])], "even", [],
+        [vi("e_add", F32, [2, 3])])
+    body = helper.make_graph(
+        [helper.make_node("ReduceSum", ["y_in"], ["s"], keepdims=0),
+         helper.make_node("Floor", ["s"], ["s_floor"]),
+         const("two", np.array(2, np.float32)),
+         helper.make_node("Mod", ["s_floor", "two"], ["s_mod"], fmod=1),
+         const("one_f", np.array(1, np.float32)),
+         helper.make_node("Equal", ["s_mod", "one_f"], ["odd"]),
+         helper.make_node("If", ["odd"], ["y_out"], then_branch=then_branch,
+                          else_branch=else_branch),
+         helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+         const("limit", np.array(3, np.float32)),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"])],
+        "body",
+        [vi("iter", I64, []), vi("cond_in", BOOL, []),
+         vi("y_in", F32, [2, 3])],
+        [vi("cond_out", BOOL, []), vi("y_out", F32, [2, 3])])
+    nodes = [const("trips", scalar(6)), const("true", np.array(True)),
+             helper.make_node("Loop", ["trips", "true", "y0"], ["y"],
+                              body=body)]
+    feeds = {"x": rng.uniform(0.05, 0.2, [2, 3]).astype(np.float32),
+             "y0": rng.uniform(0, 0.3, [2, 3]).astype(np.float32)}
+    write(out, "test_cf_loop_runtime_if", nodes, [("x", F32), ("y0", F32)],
+          [("y", F32)], feeds, opset=17)
+
+
 def scan_axes(out, rng):
     """Scan over two inputs along different axes and directions; scan
     outputs along another axis, one of them reversed."""
@@ -281,6 +363,8 @@ def generate(out):
     loop_runtime_condition(out, rng, "test_cf_loop_runtime_exit", 40.0)
     loop_runtime_condition(out, rng, "test_cf_loop_runtime_full", 1e6)
     loop_nested(out, rng)
+    if_nested_runtime(out, rng)
+    loop_runtime_if(out, rng)
     scan_axes(out, rng)
     scan_rnn(out, rng, 16)
     scan_rnn(out, rng, 8)
