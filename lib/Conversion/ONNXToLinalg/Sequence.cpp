@@ -268,14 +268,13 @@ LogicalResult convertSequenceMap(NodeRewriter &rw) {
 } // namespace
 
 bool dlc::takesSequences(onnx::NodeOp node) {
-  // Control flow moves or clones subgraphs with the values they read, which
-  // may be sequences (a Loop carrying one).
+  // A Loop clones its body with the values it carries, which may be
+  // sequences. (An If reads only its condition; Scan's inputs are tensors.)
   return node.getDomain().empty() &&
          llvm::is_contained({"SequenceConstruct", "SequenceEmpty",
                              "SequenceInsert", "SequenceErase", "SequenceAt",
                              "SequenceLength", "ConcatFromSequence",
-                             "SplitToSequence", "SequenceMap", "If", "Loop",
-                             "Scan"},
+                             "SplitToSequence", "SequenceMap", "Loop"},
                             node.getOpType());
 }
 

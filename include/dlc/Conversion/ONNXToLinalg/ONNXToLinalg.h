@@ -83,7 +83,7 @@ void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
 void populateSequenceHandlers(HandlerRegistry &registry);
 /// Whether `node` may read sequences: the sequence handlers' nodes and
-/// control flow.
+/// Loop.
 bool takesSequences(onnx::NodeOp node);
 void populateAttentionHandlers(HandlerRegistry &registry);
 void populateMicrosoftHandlers(HandlerRegistry &registry);
