@@ -136,21 +136,23 @@ def load_test(path):
 
 
 def sequence_io(path, workdir, name):
-    """A test's sequence inputs and outputs, given as one tensor per element
-    (dlc's form of them: inputs NAME[0], NAME[1], ... pinned with
-    --input-shape, outputs NAME[0], ...). Returns (compile flags, {input
-    index: [element .pb files]}, {output index: [(element name, .pb file)]}),
-    the element files written to `workdir`."""
+    """A test's sequence and optional inputs and outputs in dlc's form: a
+    sequence is one tensor per element (inputs NAME[0], NAME[1], ... pinned
+    with --input-shape, outputs NAME[0], ...); an optional is its value, or
+    for an empty input NAME=none and no input. Returns (compile flags,
+    {input index: [.pb files]}, {output index: [(name, .pb file)]}), the
+    files written to `workdir`."""
     model = onnx.load(os.path.join(path, "model.onnx"), load_external_data=False)
     inits = {t.name for t in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in inits]
     data = os.path.join(path, "test_data_set_0")
     flags, ins, outs = [], {}, {}
 
-    def elements(pb, stem):
-        seq = onnx.SequenceProto()
-        with open(pb, "rb") as f:
-            seq.ParseFromString(f.read())
+    def elements(pb, stem, seq=None):
+        if seq is None:
+            seq = onnx.SequenceProto()
+            with open(pb, "rb") as f:
+                seq.ParseFromString(f.read())
         files = []
         for k, t in enumerate(seq.tensor_values):
             out = os.path.join(workdir, "%s_%s_%d.pb" % (name, stem, k))
@@ -159,7 +161,38 @@ def sequence_io(path, workdir, name):
             files.append((list(t.dims), out))
         return files
 
+    def optional_value(pb):
+        opt = onnx.OptionalProto()
+        with open(pb, "rb") as f:
+            opt.ParseFromString(f.read())
+        return opt
+
+    def tensor_file(t, stem):
+        out = os.path.join(workdir, "%s_%s.pb" % (name, stem))
+        with open(out, "wb") as f:
+            f.write(t.SerializeToString())
+        return out
+
     for i, v in enumerate(inputs):
+        if v.type.HasField("optional_type"):
+            opt = optional_value(os.path.join(data, "input_%d.pb" % i))
+            if opt.HasField("tensor_value"):
+                t = opt.tensor_value
+                flags.append("--input-shape=%s=%s" % (
+                    v.name, ",".join(str(d) for d in t.dims)))
+                ins[i] = [tensor_file(t, "in%d" % i)]
+            elif opt.HasField("sequence_value"):
+                files = elements(None, "in%d" % i, opt.sequence_value)
+                flags += ["--input-shape=%s[%d]=%s" % (v.name, k, ",".join(
+                    str(d) for d in dims)) for k, (dims, _) in
+                    enumerate(files)]
+                if not files:
+                    flags.append("--input-shape=%s[]=" % v.name)
+                ins[i] = [f for _, f in files]
+            else:
+                flags.append("--input-shape=%s=none" % v.name)
+                ins[i] = []
+            continue
         # Tensor inputs of tests with sequences may leave dims symbolic
         # (SequenceMap's): pin them to the test data's.
         if (v.type.HasField("tensor_type") and any(
@@ -180,6 +213,18 @@ def sequence_io(path, workdir, name):
             ins[i] = [f for _, f in files]
     for i, v in enumerate(model.graph.output):
         pb = os.path.join(data, "output_%d.pb" % i)
+        if v.type.HasField("optional_type") and os.path.exists(pb):
+            opt = optional_value(pb)
+            if opt.HasField("tensor_value"):
+                outs[i] = [(v.name, tensor_file(opt.tensor_value,
+                                                "out%d" % i))]
+            elif opt.HasField("sequence_value"):
+                outs[i] = [("%s[%d]" % (v.name, k), f) for k, (_, f) in
+                           enumerate(elements(None, "out%d" % i,
+                                              opt.sequence_value))]
+            else:
+                outs[i] = []
+            continue
         if v.type.HasField("sequence_type") and os.path.exists(pb):
             outs[i] = [("%s[%d]" % (v.name, k), f) for k, (_, f) in
                        enumerate(elements(pb, "out%d" % i))]

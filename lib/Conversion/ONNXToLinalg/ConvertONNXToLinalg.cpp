@@ -234,7 +234,8 @@ LogicalResult NodeRewriter::replace(ValueRange values,
       Type declared = i < expected ? declaredResultElementType(i) : Type();
       if (declared && signlessType(declared) == elem)
         onnxType = declared;
-      else if (hasInput(0) && signlessType(onnxElementType(0)) == elem)
+      else if (hasInput(0) && onnxElementType(0) &&
+               signlessType(onnxElementType(0)) == elem)
         onnxType = onnxElementType(0);
       else
         onnxType = elem;
@@ -546,6 +547,7 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
           (node.getOpType() == "Identity" ||
            node.getOpType() == "OptionalGetElement")) {
         node->getResult(0).replaceAllUsesWith(inputs[0]);
+        mapped[node->getResult(0)] = inputs[0];
         toErase.push_back(node);
         continue;
       }

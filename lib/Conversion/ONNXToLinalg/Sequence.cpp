@@ -33,9 +33,11 @@ onnx::NodeOp constructOf(Value v) {
   return {};
 }
 
-/// The elements of sequence input `i`, or failure after a diagnostic.
+/// The elements of sequence input `i` (as the driver maps it: control flow
+/// forwards values), or failure after a diagnostic.
 FailureOr<SmallVector<Value>> elementsOf(NodeRewriter &rw, unsigned i) {
-  onnx::NodeOp construct = constructOf(rw.getOp().getInputs()[i]);
+  onnx::NodeOp construct =
+      rw.hasInput(i) ? constructOf(rw.input(i)) : onnx::NodeOp();
   if (!construct)
     return rw.unsupported(
         "input " + Twine(i) +
@@ -236,7 +238,7 @@ LogicalResult convertSequenceMap(NodeRewriter &rw) {
   SmallVector<SmallVector<Value>> perInput;
   for (unsigned i = 0; i < rw.numInputs(); ++i) {
     Value in = op.getInputs()[i];
-    if (!constructOf(in)) {
+    if (!constructOf(rw.input(i))) {
       perInput.push_back(SmallVector<Value>(n, in));
       continue;
     }
@@ -269,12 +271,14 @@ LogicalResult convertSequenceMap(NodeRewriter &rw) {
 
 bool dlc::takesSequences(onnx::NodeOp node) {
   // A Loop clones its body with the values it carries, which may be
-  // sequences. (An If reads only its condition; Scan's inputs are tensors.)
+  // sequences; OptionalHasElement only looks at what made its input. (An If
+  // reads only its condition; Scan's inputs are tensors.)
   return node.getDomain().empty() &&
          llvm::is_contained({"SequenceConstruct", "SequenceEmpty",
                              "SequenceInsert", "SequenceErase", "SequenceAt",
                              "SequenceLength", "ConcatFromSequence",
-                             "SplitToSequence", "SequenceMap", "Loop"},
+                             "SplitToSequence", "SequenceMap", "Loop",
+                             "OptionalHasElement"},
                             node.getOpType());
 }
 

@@ -656,6 +656,18 @@ LogicalResult ModelImporter::pinInputShapes() {
     if (initializerNames.contains(input.name()))
       continue;
     inputList += (inputList.empty() ? "" : ", ") + input.name();
+    // An optional input is empty (NAME=none) or is its value, a tensor or a
+    // sequence pinned like any other.
+    if (input.type().has_optional_type()) {
+      if (options.emptyOptionals.contains(input.name()))
+        continue;
+      ::onnx::TypeProto value = input.type().optional_type().elem_type();
+      *input.mutable_type() = value;
+    } else if (options.emptyOptionals.contains(input.name())) {
+      return emitError(fileLoc, "--input-shape ")
+             << input.name() << "=none: '" << input.name()
+             << "' is not an optional input";
+    }
     if (input.type().has_sequence_type()) {
       // A sequence's elements: NAME[0], NAME[1], ... as far as given.
       SmallVector<SmallVector<int64_t>> &elements =
@@ -709,6 +721,18 @@ LogicalResult ModelImporter::pinInputShapes() {
       dim->set_dim_value(d);
     }
   }
+  // An optional output is what it holds (a tensor or a sequence), which
+  // inference works out.
+  for (::onnx::ValueInfoProto &output : *graph.mutable_output())
+    if (output.type().has_optional_type())
+      output.clear_type();
+  for (const auto &entry : options.emptyOptionals)
+    if (!llvm::any_of(graph.input(), [&](const ::onnx::ValueInfoProto &in) {
+          return in.name() == entry.getKey();
+        }))
+      return emitError(fileLoc, "--input-shape names '")
+             << entry.getKey()
+             << "', which is not a graph input (inputs: " << inputList << ")";
   for (const auto &entry : options.inputShapes)
     if (!seen.contains(entry.getKey()))
       return emitError(fileLoc, "--input-shape names '")
@@ -1284,9 +1308,10 @@ LogicalResult ModelImporter::importSubgraph(::onnx::GraphProto &graph,
   SmallVector<Type> argTypes;
   for (const ::onnx::ValueInfoProto &input : graph.input()) {
     // Loop and Scan bodies may leave an input's type to inference; a
-    // sequence (a Loop carrying one) is an ONNX value the sequence handlers
-    // follow to its elements.
-    if (!input.has_type() || input.type().has_sequence_type()) {
+    // sequence or an optional (a Loop carrying one) is an ONNX value the
+    // sequence and optional handlers follow to what made it.
+    if (!input.has_type() || input.type().has_sequence_type() ||
+        input.type().has_optional_type()) {
       argTypes.push_back(builder.getNoneType());
       continue;
     }
@@ -1368,9 +1393,15 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   // them stands for the input (the sequence handlers follow it).
   SmallVector<std::pair<std::string, std::pair<unsigned, unsigned>>>
       sequenceInputs;
+  SmallVector<std::string> emptyOptionalInputs;
   for (const ::onnx::ValueInfoProto &input : graph.input()) {
     if (initializerNames.contains(input.name()))
       continue;
+    if (input.type().has_optional_type() &&
+        options.emptyOptionals.contains(input.name())) {
+      emptyOptionalInputs.push_back(input.name());
+      continue;
+    }
     if (input.type().has_sequence_type()) {
       const ::onnx::TypeProto &elem = input.type().sequence_type().elem_type();
       SmallVector<SmallVector<int64_t>> shapes =
@@ -1459,6 +1490,16 @@ OwningOpRef<ModuleOp> ModelImporter::run() {
   builder.setInsertionPointToStart(entry);
   noneValue =
       dlc::onnx::NoneOp::create(builder, fileLoc, builder.getNoneType());
+  // An empty optional input is an Optional node without an input.
+  for (const std::string &name : emptyOptionalInputs)
+    values[name] =
+        dlc::onnx::NodeOp::create(
+            builder, NameLoc::get(b.getStringAttr(name), fileLoc),
+            TypeRange{builder.getNoneType()}, builder.getStringAttr("Optional"),
+            builder.getStringAttr(""), builder.getI64IntegerAttr(15),
+            StringAttr(), builder.getDictionaryAttr({}), ArrayAttr(),
+            ValueRange(), /*graphsCount=*/0)
+            .getResult(0);
   for (auto &[name, range] : sequenceInputs) {
     auto elements = entry->getArguments().slice(range.first, range.second);
     auto construct = dlc::onnx::NodeOp::create(
@@ -1510,18 +1551,25 @@ std::string dlc::parseInputShapeSpec(StringRef spec,
   for (StringRef entry : entries) {
     auto [name, dims] = entry.split('=');
     name = name.trim();
+    // NAME=none : the optional input NAME is empty.
+    if (dims.trim() == "none") {
+      options.emptyOptionals.insert(name);
+      continue;
+    }
     // NAME[]= : the sequence input NAME is empty.
     if (name.ends_with("[]") && name.size() > 2 && dims.trim().empty()) {
       options.inputShapes[name] = {};
       continue;
     }
-    if (name.empty() || dims.empty())
+    if (name.empty() || !entry.contains('='))
       return ("--input-shape entry '" + entry +
               "' is not of the form name=d0,d1,...")
           .str();
+    // NAME= : a scalar (a sequence's element may be one).
     SmallVector<int64_t> shape;
     SmallVector<StringRef> parts;
-    dims.split(parts, ',');
+    if (!dims.trim().empty())
+      dims.split(parts, ',');
     for (StringRef part : parts) {
       int64_t d;
       if (part.trim().getAsInteger(10, d) || d < 0)

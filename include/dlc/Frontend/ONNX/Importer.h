@@ -14,6 +14,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct ONNXImportOptions {
   /// Shapes that pin the dims of graph inputs, by input name. Every entry
   /// gives the full shape; it must agree with the static dims of the model.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Optional graph inputs given as empty (--input-shape NAME=none); any
+  /// other optional input holds a value, pinned as a tensor or sequence
+  /// input is.
+  llvm::StringSet<> emptyOptionals;
   /// Directory that external-data locations are relative to. Defaults to the
   /// directory of the model file.
   std::string externalDataDirectory;

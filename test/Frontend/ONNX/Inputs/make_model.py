@@ -174,6 +174,27 @@ def main():
              helper.make_tensor_value_info("T", TensorProto.FLOAT, [2])],
             [seq("Y", TensorProto.FLOAT, [2])])
         save(m, out)
+    elif kind == "optional":
+        # An optional input O: given (pinned like a tensor) it is its value,
+        # given as none it is empty; Y says which, Z is O or X.
+        opt = helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
+        then_g = helper.make_graph(
+            [helper.make_node("OptionalGetElement", ["O"], ["T"])], "then",
+            [], [helper.make_tensor_value_info("T", TensorProto.FLOAT, [2])])
+        else_g = helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["E"])], "else", [],
+            [helper.make_tensor_value_info("E", TensorProto.FLOAT, [2])])
+        m = graph_model(
+            [helper.make_node("OptionalHasElement", ["O"], ["Y"]),
+             helper.make_node("If", ["Y"], ["Z"], then_branch=then_g,
+                              else_branch=else_g)],
+            [helper.make_value_info(
+                "O", helper.make_optional_type_proto(opt)),
+             helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("Z", TensorProto.FLOAT, [2])],
+            opset=18)
+        save(m, out)
     elif kind == "graphs":
         # A list of subgraphs (GRAPHS), which no standard operator takes.
         g = helper.make_graph(
