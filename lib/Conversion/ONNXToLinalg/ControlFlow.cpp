@@ -158,10 +158,8 @@ LogicalResult convertRuntimeIf(NodeRewriter &rw) {
   // sequence that each branch makes with a SequenceConstruct of as many
   // elements, the elements pairwise.
   auto sequenceElements = [](Value v) -> std::optional<ValueRange> {
-    auto producer = v.getDefiningOp<onnx::NodeOp>();
-    if (producer && producer.getDomain().empty() &&
-        producer.getOpType() == "SequenceConstruct")
-      return producer.getInputs();
+    if (onnx::NodeOp construct = sequenceConstructOf(v))
+      return construct.getInputs();
     return std::nullopt;
   };
   auto sameStaticType = [](Value a, Value b) {

@@ -397,13 +397,8 @@ static bool readsFloatBits(onnx::NodeOp node) {
                             node.getOpType());
 }
 
-/// Whether `v` is a sequence: the result of the SequenceConstruct node that
-/// holds its elements.
-static bool isSequence(Value v) {
-  auto producer = v.getDefiningOp<onnx::NodeOp>();
-  return producer && producer.getDomain().empty() &&
-         producer.getOpType() == "SequenceConstruct";
-}
+/// Whether `v` is a sequence (Sequence.cpp).
+static bool isSequence(Value v) { return bool(sequenceConstructOf(v)); }
 
 /// Passes a node's branch of a run-time condition (kBranchAttr) on to what
 /// its handler made: the ops before it (from `before`'s successor) and the
@@ -623,8 +618,8 @@ LogicalResult dlc::convertONNXFunction(func::FuncOp func) {
         names.push_back(base);
         continue;
       }
-      for (auto [k, element] : llvm::enumerate(
-               converted.getDefiningOp<onnx::NodeOp>().getInputs())) {
+      for (auto [k, element] :
+           llvm::enumerate(sequenceConstructOf(converted).getInputs())) {
         operands.push_back(element);
         names.push_back(base + "[" + std::to_string(k) + "]");
       }

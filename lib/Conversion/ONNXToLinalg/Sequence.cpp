@@ -23,21 +23,11 @@ using namespace dlc;
 
 namespace {
 
-/// The SequenceConstruct node that holds `v`'s elements, or null when `v` is
-/// no such sequence.
-onnx::NodeOp constructOf(Value v) {
-  auto producer = v ? v.getDefiningOp<onnx::NodeOp>() : onnx::NodeOp();
-  if (producer && producer.getDomain().empty() &&
-      producer.getOpType() == "SequenceConstruct")
-    return producer;
-  return {};
-}
-
 /// The elements of sequence input `i` (as the driver maps it: control flow
 /// forwards values), or failure after a diagnostic.
 FailureOr<SmallVector<Value>> elementsOf(NodeRewriter &rw, unsigned i) {
   onnx::NodeOp construct =
-      rw.hasInput(i) ? constructOf(rw.input(i)) : onnx::NodeOp();
+      rw.hasInput(i) ? sequenceConstructOf(rw.input(i)) : onnx::NodeOp();
   if (!construct)
     return rw.unsupported(
         "input " + Twine(i) +
@@ -238,7 +228,7 @@ LogicalResult convertSequenceMap(NodeRewriter &rw) {
   SmallVector<SmallVector<Value>> perInput;
   for (unsigned i = 0; i < rw.numInputs(); ++i) {
     Value in = op.getInputs()[i];
-    if (!constructOf(rw.input(i))) {
+    if (!sequenceConstructOf(rw.input(i))) {
       perInput.push_back(SmallVector<Value>(n, in));
       continue;
     }
@@ -268,6 +258,14 @@ LogicalResult convertSequenceMap(NodeRewriter &rw) {
 }
 
 } // namespace
+
+onnx::NodeOp dlc::sequenceConstructOf(Value v) {
+  auto producer = v ? v.getDefiningOp<onnx::NodeOp>() : onnx::NodeOp();
+  if (producer && producer.getDomain().empty() &&
+      producer.getOpType() == "SequenceConstruct")
+    return producer;
+  return {};
+}
 
 bool dlc::takesSequences(onnx::NodeOp node) {
   // A Loop clones its body with the values it carries, which may be

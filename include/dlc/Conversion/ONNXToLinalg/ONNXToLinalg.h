@@ -82,6 +82,9 @@ void populateQuantizationHandlers(HandlerRegistry &registry);
 void populateRecurrentHandlers(HandlerRegistry &registry);
 void populateControlFlowHandlers(HandlerRegistry &registry);
 void populateSequenceHandlers(HandlerRegistry &registry);
+/// The SequenceConstruct node that holds the elements of the sequence `v`
+/// (Sequence.cpp), or null when `v` is no sequence (or null).
+onnx::NodeOp sequenceConstructOf(mlir::Value v);
 /// Whether `node` may read sequences: the sequence handlers' nodes and
 /// Loop.
 bool takesSequences(onnx::NodeOp node);
