@@ -101,7 +101,10 @@ static cl::opt<dlc::Stage> stopAfter(
     cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
-                cl::desc("Pin an input's shape: name=d0,d1,... (repeatable)"),
+                cl::desc("Pin an input's shape: name=d0,d1,... (name= a "
+                         "scalar; name[k]=... element k of a sequence input, "
+                         "name[]= an empty one; name=none an empty optional "
+                         "input; repeatable)"),
                 cl::value_desc("name=dims"), cl::cat(category));
 
 namespace llvm {
