@@ -192,15 +192,25 @@ MAX_STEPS = {"small": 1.0, "zoo": 3.0}
 
 
 def output_steps(qdq_path):
-    """The scale of the DequantizeLinear that writes each graph output."""
+    """The step of each graph output's encoding: the scale of the
+    DequantizeLinear that writes it, or with per-channel activations (a
+    DequantizeLinear of scale 1, then a Mul by the channels' scales) the
+    channels' steps, shaped to broadcast against the output."""
     model = onnx.load(qdq_path)
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producer = {o: node for node in model.graph.node for o in node.output}
     steps = {}
-    for node in model.graph.node:
-        if node.op_type == "DequantizeLinear":
-            for out in model.graph.output:
-                if node.output[0] == out.name:
-                    steps[out.name] = float(inits[node.input[1]])
+    for out in model.graph.output:
+        node = producer.get(out.name)
+        if node is not None and node.op_type == "DequantizeLinear":
+            steps[out.name] = float(inits[node.input[1]])
+        elif (node is not None and node.op_type == "Mul"
+              and node.input[1] in inits
+              and getattr(producer.get(node.input[0]), "op_type", "")
+              == "DequantizeLinear"):
+            dq = producer[node.input[0]]
+            steps[out.name] = (inits[node.input[1]].astype(np.float64)
+                               * float(inits[dq.input[1]]))
     return steps
 
 
@@ -238,7 +248,7 @@ def compare(dlc_run, art, mdir, tag, evals, shapes, qdq_session,
         for i, out in enumerate(qdq_session.get_outputs()):
             got = np.load(os.path.join(odir, out.name + ".npy"))
             worst_step = max(worst_step,
-                             np.abs(got - ort_q[i]).max() / steps[out.name])
+                             (np.abs(got - ort_q[i]) / steps[out.name]).max())
             ref = ort_f[i].astype(np.float64)
             worst_float = max(worst_float, np.sqrt(
                 ((got - ref) ** 2).sum() / max((ref ** 2).sum(), 1e-30)))

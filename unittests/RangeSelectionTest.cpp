@@ -131,6 +131,35 @@ TEST(RangeSelection, MSEBeatsMinMaxOnAHeavyTail) {
   EXPECT_LT(lo, -2.5);
 }
 
+// Per-channel encodings share one zero point: every channel's range stays
+// representable, one-sided channels (after a Relu) get zero point 0, and
+// mostly positive channels pull it below the middle.
+TEST(RangeSelection, ChannelEncodingsShareAZeroPoint) {
+  Encoding relu = uint8ChannelEncoding({0, 0, 0, 0}, {6, 0.5, 0, 1});
+  EXPECT_EQ(relu.zeroPoint, 0);
+  ASSERT_EQ(relu.channelScales.size(), 4u);
+  EXPECT_DOUBLE_EQ(relu.channelScales[0], 6.0 / 255);
+  EXPECT_DOUBLE_EQ(relu.channelScales[1], 0.5 / 255);
+  // A channel that was always 0 takes the median step.
+  EXPECT_DOUBLE_EQ(relu.channelScales[2], 1.0 / 255);
+  EXPECT_DOUBLE_EQ(relu.scale, 6.0 / 255);
+
+  // Hardswish-like channels reach -0.375 below 0 and far more above; two
+  // closer to symmetric among them.
+  std::vector<double> lo = {-0.375, -0.375, -0.3, -0.375, -4};
+  std::vector<double> hi = {8, 3, 0.6, 12, 4};
+  Encoding e = uint8ChannelEncoding(lo, hi);
+  EXPECT_GT(e.zeroPoint, 0);
+  EXPECT_LT(e.zeroPoint, 128);
+  for (size_t c = 0; c < lo.size(); ++c) {
+    double s = e.channelScales[c];
+    EXPECT_LE(-e.zeroPoint * s, lo[c] * (1 - 1e-12)) << "channel " << c;
+    EXPECT_GE((255 - e.zeroPoint) * s, hi[c] * (1 - 1e-12)) << "channel " << c;
+  }
+  // Never all negative: zero point 255.
+  EXPECT_EQ(uint8ChannelEncoding({-1, -2}, {0, 0}).zeroPoint, 255);
+}
+
 TEST(RangeSelection, ParsesMethods) {
   std::string error;
   auto p = parseCalibrationMethod("percentile:99.9", error);

@@ -189,6 +189,14 @@ static cl::opt<std::string> calibrationMethod(
              "percentile[:P] (P% of the values inside; 99.99), entropy "
              "(least KL divergence) or mse (least squared error)"),
     cl::value_desc("method"), cl::init(""), cl::cat(quantCategory));
+static cl::opt<std::string> activationScales(
+    "activation-scales",
+    cl::desc("With --quantize: per-channel (default) gives the 4-D "
+             "activations that only convolutions read one scale per channel "
+             "(one zero point; the convolutions take the scales into their "
+             "weights); per-tensor gives every activation one scale"),
+    cl::value_desc("per-channel|per-tensor"), cl::init(""),
+    cl::cat(quantCategory));
 static cl::opt<std::string> quantReport(
     "quant-report",
     cl::desc("With --quantize: write every quantized layer's error against "
@@ -281,8 +289,10 @@ static std::string readPrecisionOptions(dlc::PrecisionOptions &options) {
     return "--precision=" + precision +
            " does not go together with --quantize yet: 16-bit activations "
            "around integer kernels are not supported";
-  if (calibrationMethod.getNumOccurrences())
-    return "--calibration-method is for --quantize";
+  for (cl::Option *o : std::initializer_list<cl::Option *>{&calibrationMethod,
+                                                           &activationScales})
+    if (o->getNumOccurrences())
+      return ("--" + o->ArgStr + " is for --quantize").str();
   if (splitInputFile)
     return "--precision does not work with --split-input-file";
   std::string error;
@@ -325,8 +335,8 @@ static std::string readWeightsOptions(dlc::WeightOnlyOptions &options) {
     return "--weights and --quantize do not go together: --quantize=int8 "
            "quantizes weights and activations, --weights only weights";
   // (--keep-float goes to --precision when both are given.)
-  for (cl::Option *o :
-       std::initializer_list<cl::Option *>{&calibrationMethod, &keepFloat})
+  for (cl::Option *o : std::initializer_list<cl::Option *>{
+           &calibrationMethod, &activationScales, &keepFloat})
     if (o->getNumOccurrences() && (o != &keepFloat || !lowersPrecision()))
       return ("--" + o->ArgStr +
               " is for --quantize; --weights takes "
@@ -363,8 +373,8 @@ static std::string readPruneOptions(dlc::PruneOptions &options) {
               "then give the pruned model to --" +
               o->ArgStr)
           .str();
-  for (cl::Option *o :
-       std::initializer_list<cl::Option *>{&calibrationMethod, &keepFloat})
+  for (cl::Option *o : std::initializer_list<cl::Option *>{
+           &calibrationMethod, &activationScales, &keepFloat})
     if (o->getNumOccurrences())
       return ("--" + o->ArgStr + " is for --quantize, not --prune").str();
   if (splitInputFile)
@@ -389,10 +399,13 @@ static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
     return "";
   if (!quantizing) {
     for (cl::Option *o : std::initializer_list<cl::Option *>{
-             &calibrationData, &calibrationMethod, &quantReport, &keepFloat})
+             &calibrationData, &calibrationMethod, &activationScales,
+             &quantReport, &keepFloat})
       if (o->getNumOccurrences())
         return ("--" + o->ArgStr + " needs --quantize=int8" +
-                (o == &calibrationMethod ? "" : " or --precision=fp16|bf16"))
+                (o == &calibrationMethod || o == &activationScales
+                     ? ""
+                     : " or --precision=fp16|bf16"))
             .str();
     return "";
   }
@@ -413,6 +426,12 @@ static std::string readQuantizeOptions(dlc::QuantizeOptions &options) {
     if (!method)
       return error;
     options.method = *method;
+  }
+  if (activationScales.getNumOccurrences()) {
+    if (activationScales != "per-channel" && activationScales != "per-tensor")
+      return "--activation-scales=" + activationScales +
+             ": choose per-channel or per-tensor";
+    options.perChannelActivations = activationScales == "per-channel";
   }
   if (keepFloat.getNumOccurrences())
     return dlc::parseKeepFloat(keepFloat, options.keepFloat,

@@ -105,10 +105,12 @@ public:
   const std::string &outputName(size_t i) const { return outputs[i].name; }
   /// Null when output `i` is not a float (16-bit floats come widened).
   llvm::ArrayRef<float> output(size_t i) const { return outputs[i].data; }
+  llvm::ArrayRef<int64_t> outputDims(size_t i) const { return outputs[i].dims; }
   /// The last run's value of graph input `i` (float32 inputs only).
   size_t inputCount() const { return inputs.size(); }
   const std::string &inputName(size_t i) const { return inputs[i].name; }
   llvm::ArrayRef<float> input(size_t i) const { return inputs[i].data; }
+  llvm::ArrayRef<int64_t> inputDims(size_t i) const { return inputs[i].dims; }
 
 private:
   HostModel() = default;

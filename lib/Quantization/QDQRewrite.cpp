@@ -189,6 +189,85 @@ Encoding dlc::uint8Encoding(double lo, double hi) {
   return e;
 }
 
+Encoding dlc::uint8ChannelEncoding(const std::vector<double> &lo,
+                                   const std::vector<double> &hi) {
+  size_t n = lo.size();
+  bool negative = false, positive = false;
+  for (size_t c = 0; c < n; ++c) {
+    negative |= lo[c] < 0;
+    positive |= hi[c] > 0;
+  }
+  // Each channel's step with zero point z: the smallest that keeps both
+  // ends of its range representable.
+  auto step = [&](size_t c, int z) {
+    double s = 0;
+    if (hi[c] > 0)
+      s = hi[c] / (255 - z);
+    if (lo[c] < 0)
+      s = std::max(s, -lo[c] / z);
+    return s;
+  };
+  int best = negative ? (positive ? 128 : 255) : 0;
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (int z = negative ? 1 : 0; z <= (positive ? 254 : 255); ++z) {
+    double cost = 0;
+    for (size_t c = 0; c < n; ++c)
+      if (double s = step(c, z); s > 0)
+        cost += std::log(s);
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = z;
+    }
+  }
+  Encoding e;
+  e.zeroPoint = best;
+  e.channelScales.resize(n);
+  std::vector<double> live;
+  for (size_t c = 0; c < n; ++c) {
+    e.channelScales[c] = step(c, best);
+    if (e.channelScales[c] > 0 && std::isfinite(e.channelScales[c]))
+      live.push_back(e.channelScales[c]);
+  }
+  // A channel that was always 0 takes the median step: its scale goes into
+  // the reading convolution's weights, where an outlier would cost the
+  // other channels precision.
+  double fill = 1.0;
+  if (!live.empty()) {
+    std::nth_element(live.begin(), live.begin() + live.size() / 2, live.end());
+    fill = live[live.size() / 2];
+  }
+  e.scale = 0;
+  for (double &s : e.channelScales) {
+    if (!(s > 0) || !std::isfinite(s))
+      s = fill;
+    e.scale = std::max(e.scale, s);
+  }
+  return e;
+}
+
+std::vector<std::string>
+dlc::perChannelCandidates(const std::vector<QuantizableLayer> &layers) {
+  std::set<std::string> refused;
+  std::vector<std::string> candidates;
+  for (const QuantizableLayer &layer : layers) {
+    if (layer.opType != "Conv") {
+      refused.insert(layer.input);
+      refused.insert(layer.output);
+      refused.insert(layer.activationOutput);
+    }
+  }
+  std::set<std::string> seen;
+  for (const QuantizableLayer &layer : layers) {
+    if (layer.opType != "Conv")
+      continue;
+    for (const std::string &name :
+         {layer.input, layer.output, layer.activationOutput})
+      if (!name.empty() && !refused.count(name) && seen.insert(name).second)
+        candidates.push_back(name);
+  }
+  return candidates;
+}
+
 namespace {
 
 /// Builds the new node list and initializers of the rewrite.
@@ -239,29 +318,74 @@ public:
     return nodes.back();
   }
 
-  /// QuantizeLinear then DequantizeLinear of `x` with `e`; the
-  /// DequantizeLinear writes `out`.
-  void quantizeDequantize(const std::string &x, const std::string &out,
-                          const Encoding &e) {
+  /// QuantizeLinear then DequantizeLinear of `x` with `e`; `out` is the
+  /// dequantized value. With a per-channel `e`, both have scale 1 and the
+  /// encoding's zero point, and the channels' scales are a Mul on each side
+  /// (by 1 / scale before the QuantizeLinear, unless `xInSteps`: x is
+  /// already in steps, a Conv whose weights took the scales; by the scale
+  /// after the DequantizeLinear). Returns the name of the DequantizeLinear's
+  /// output, the steps `q - zeroPoint` Conv layers read; "" per tensor.
+  ///
+  /// Not per-axis QuantizeLinear/DequantizeLinear: ONNX Runtime fuses
+  /// DequantizeLinear -> Add -> QuantizeLinear (and other operators) into
+  /// QLinear kernels that take scalar scales only, and then fails to load
+  /// the model.
+  std::string quantizeDequantize(const std::string &x, const std::string &out,
+                                 const Encoding &e, bool xInSteps = false) {
     std::string base = out;
-    std::string scale =
-        constant<float>(base, "_scale", onnx::TensorProto::FLOAT, {},
-                        {static_cast<float>(e.scale)});
+    if (!e.perChannel()) {
+      std::string scale =
+          constant<float>(base, "_scale", onnx::TensorProto::FLOAT, {},
+                          {static_cast<float>(e.scale)});
+      std::string zero =
+          constant<uint8_t>(base, "_zero_point", onnx::TensorProto::UINT8, {},
+                            {static_cast<uint8_t>(e.zeroPoint)});
+      std::string q = fresh(base, "_quantized");
+      binary("QuantizeLinear", base + "_quantize", x, scale, q).add_input(zero);
+      binary("DequantizeLinear", base + "_dequantize", q, scale, out)
+          .add_input(zero);
+      return "";
+    }
+    int64_t n = static_cast<int64_t>(e.channelScales.size());
+    std::vector<float> scales(n), inverses(n);
+    for (int64_t c = 0; c < n; ++c) {
+      scales[c] = static_cast<float>(e.channelScales[c]);
+      inverses[c] = static_cast<float>(1.0 / e.channelScales[c]);
+    }
+    std::string one = constant<float>(base, "_unit_scale",
+                                      onnx::TensorProto::FLOAT, {}, {1.0f});
     std::string zero =
         constant<uint8_t>(base, "_zero_point", onnx::TensorProto::UINT8, {},
                           {static_cast<uint8_t>(e.zeroPoint)});
+    std::string inSteps = x;
+    if (!xInSteps) {
+      std::string inverse =
+          constant<float>(base, "_inverse_scale", onnx::TensorProto::FLOAT,
+                          {1, n, 1, 1}, inverses);
+      inSteps = fresh(base, "_in_steps");
+      binary("Mul", base + "_to_steps", x, inverse, inSteps);
+    }
     std::string q = fresh(base, "_quantized");
-    onnx::NodeProto &quantize = node("QuantizeLinear", base + "_quantize");
-    quantize.add_input(x);
-    quantize.add_input(scale);
-    quantize.add_input(zero);
-    quantize.add_output(q);
-    onnx::NodeProto &dequantize =
-        node("DequantizeLinear", base + "_dequantize");
-    dequantize.add_input(q);
-    dequantize.add_input(scale);
-    dequantize.add_input(zero);
-    dequantize.add_output(out);
+    binary("QuantizeLinear", base + "_quantize", inSteps, one, q)
+        .add_input(zero);
+    std::string steps = fresh(base, "_steps");
+    binary("DequantizeLinear", base + "_dequantize_steps", q, one, steps)
+        .add_input(zero);
+    std::string scale = constant<float>(
+        base, "_scale", onnx::TensorProto::FLOAT, {1, n, 1, 1}, scales);
+    binary("Mul", base + "_dequantize", steps, scale, out);
+    return steps;
+  }
+
+  /// A node of `opType` reading `a` and `b` and writing `y`.
+  onnx::NodeProto &binary(llvm::StringRef opType, const std::string &name,
+                          const std::string &a, const std::string &b,
+                          const std::string &y) {
+    onnx::NodeProto &n = node(opType, name);
+    n.add_input(a);
+    n.add_input(b);
+    n.add_output(y);
+    return n;
   }
 
   onnx::GraphProto &graph;
@@ -324,6 +448,9 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
   collectReads(graph, readBefore);
   std::map<std::string, std::string> dequantizedInputs, dequantizedWeights,
       dequantizedBiases;
+  // For the tensors with per-channel encodings, by the name of their
+  // dequantized value: the steps Conv layers read.
+  std::map<std::string, std::string> stepsOf;
   for (auto [i, original] : llvm::enumerate(graph.node())) {
     int index = static_cast<int>(i);
     if (foldedActivations.count(index))
@@ -343,9 +470,23 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
       auto [entry, inserted] = dequantizedInputs.try_emplace(layer.input);
       if (inserted) {
         entry->second = rw.fresh(layer.input, "_dequantized");
-        rw.quantizeDequantize(layer.input, entry->second, r.inputEncoding);
+        stepsOf[entry->second] =
+            rw.quantizeDequantize(layer.input, entry->second, r.inputEncoding);
       }
       r.quantizedInput = entry->second;
+    }
+    // A per-channel input: the Conv reads its steps, and each input
+    // channel's scale goes into the weights.
+    const std::vector<double> &inScales = r.inputEncoding.channelScales;
+    std::string convInput = r.quantizedInput;
+    if (r.inputEncoding.perChannel()) {
+      auto steps = stepsOf.find(r.quantizedInput);
+      if (layer.opType != "Conv" || steps == stepsOf.end() ||
+          steps->second.empty())
+        return emitError(loc, "quantization: '")
+               << layer.input << "' has per-channel scales but layer '"
+               << layer.name << "' cannot take them";
+      convInput = steps->second;
     }
     // The weight, per output channel, symmetric int8 in [-127, 127].
     const onnx::TensorProto &w = *consts.at(layer.weight);
@@ -355,6 +496,38 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
       return emitError(loc, "quantization: the weight '")
              << layer.weight << "' of '" << layer.name << "' " << error;
     std::vector<int64_t> dims(w.dims().begin(), w.dims().end());
+    if (!inScales.empty()) {
+      // W[m, c, ...] * scale[g * C/G + c] for output channel m in group g.
+      int64_t m = dims[0], perGroup = dims[1], taps = 1;
+      for (size_t d = 2; d < dims.size(); ++d)
+        taps *= dims[d];
+      int64_t groups = intAttr(original, "group", 1);
+      if (groups < 1 || m % groups != 0 ||
+          static_cast<int64_t>(inScales.size()) != groups * perGroup)
+        return emitError(loc, "quantization: the input of '")
+               << layer.name << "' has " << inScales.size()
+               << " channels, its weight " << perGroup << " per group of "
+               << groups;
+      for (int64_t k = 0; k < static_cast<int64_t>(wv->size()); ++k) {
+        int64_t out = k / (perGroup * taps), in = (k / taps) % perGroup;
+        (*wv)[k] = static_cast<float>(
+            (*wv)[k] * inScales[out / (m / groups) * perGroup + in]);
+      }
+    }
+    // A per-channel output: the Conv computes it in steps of each output
+    // channel's scale, so that a QuantizeLinear of scale 1 requantizes it
+    // (the integer kernel's per-tensor requantization does it all; the
+    // int8 weights are the same, only their scales change).
+    const std::vector<double> &outScales = r.outputEncoding.channelScales;
+    if (!outScales.empty()) {
+      int64_t m = dims[0], perOutput = static_cast<int64_t>(wv->size()) / m;
+      if (static_cast<int64_t>(outScales.size()) != m)
+        return emitError(loc, "quantization: the output of '")
+               << layer.name << "' has " << outScales.size()
+               << " channels, its weight " << m;
+      for (int64_t k = 0; k < static_cast<int64_t>(wv->size()); ++k)
+        (*wv)[k] = static_cast<float>((*wv)[k] / outScales[k / perOutput]);
+    }
     int64_t channels = dims[layer.weightAxis];
     int64_t inner = 1;
     for (size_t d = layer.weightAxis + 1; d < dims.size(); ++d)
@@ -366,7 +539,10 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
     }
     for (float &s : scales)
       s = s > 0 ? s / 127.0f : 1.0f;
-    auto [wEntry, wNew] = dequantizedWeights.try_emplace(layer.weight);
+    auto [wEntry, wNew] = dequantizedWeights.try_emplace(
+        inScales.empty() && outScales.empty()
+            ? layer.weight
+            : layer.weight + "\n" + convInput + "\n" + r.output);
     if (wNew) {
       std::vector<int8_t> q(wv->size());
       for (size_t k = 0; k < q.size(); ++k) {
@@ -405,8 +581,11 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
       std::vector<float> biasScales(channels);
       std::vector<int32_t> q(channels);
       for (int64_t c = 0; c < channels; ++c) {
-        biasScales[c] = static_cast<float>(r.inputEncoding.scale) * scales[c];
-        double v = std::nearbyint((*bv)[c] / biasScales[c]);
+        biasScales[c] =
+            static_cast<float>(inScales.empty() ? r.inputEncoding.scale : 1.0) *
+            scales[c];
+        double b = (*bv)[c] / (outScales.empty() ? 1.0 : outScales[c]);
+        double v = std::nearbyint(b / biasScales[c]);
         q[c] = static_cast<int32_t>(std::clamp(v, -2147483647.0, 2147483647.0));
       }
       std::string qb = rw.constant<int32_t>(
@@ -427,14 +606,16 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
     }
     // The layer itself, writing `<output>_float`.
     onnx::NodeProto copy = original;
-    copy.set_input(0, r.quantizedInput);
+    copy.set_input(0, convInput);
     copy.set_input(1, wEntry->second);
     if (!dequantizedBias.empty())
       copy.set_input(2, dequantizedBias);
     std::string floatOutput = rw.fresh(r.output, "_float");
     copy.set_output(0, floatOutput);
     rw.nodes.push_back(copy);
-    rw.quantizeDequantize(floatOutput, r.output, r.outputEncoding);
+    stepsOf[r.output] =
+        rw.quantizeDequantize(floatOutput, r.output, r.outputEncoding,
+                              /*xInSteps=*/true);
   }
   graph.clear_node();
   for (onnx::NodeProto &node : rw.nodes)

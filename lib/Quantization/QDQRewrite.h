@@ -9,6 +9,8 @@
 #ifndef DLC_LIB_QUANTIZATION_QDQREWRITE_H
 #define DLC_LIB_QUANTIZATION_QDQREWRITE_H
 
+#include "dlc/Quantization/Quantize.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringMap.h"
@@ -52,16 +54,15 @@ findQuantizableLayers(const onnx::ModelProto &model,
                       const std::vector<std::string> &keepFloat,
                       std::vector<std::string> &unmatched);
 
-/// An 8-bit encoding: real = (q - zeroPoint) * scale.
-struct Encoding {
-  double scale = 1;
-  int zeroPoint = 0;
-  double lo() const { return (0 - zeroPoint) * scale; }
-  double hi() const { return (255 - zeroPoint) * scale; }
-};
-
-/// The uint8 encoding of the range [lo, hi] (which contains 0).
-Encoding uint8Encoding(double lo, double hi);
+/// The tensors of `layers` whose encoding may be per channel: 4-D
+/// activations that Conv layers alone read among the layers and that no
+/// other kind of layer writes. A Conv then reads `(q - zeroPoint)` and
+/// takes each input channel's scale into its weights, and writes its output
+/// in steps of each output channel's scale (the weights and bias divided by
+/// them), so that its integer kernel sees one scale and zero point per
+/// tensor, as QLinearConv has them.
+std::vector<std::string>
+perChannelCandidates(const std::vector<QuantizableLayer> &layers);
 
 /// What the rewrite did to one layer, for the report.
 struct RewrittenLayer {
@@ -80,7 +81,12 @@ struct RewrittenLayer {
 /// channel in symmetric int8, its bias in int32 at the scale of input times
 /// weight, its input and output in uint8 with the encodings of
 /// `encodings` (by tensor name: every layer's input, output and activation
-/// output must have one). `baseDir` is where external weight data lives.
+/// output must have one). A tensor with a per-channel encoding gets a
+/// per-axis DequantizeLinear for every reader but the Conv layers, which
+/// read a second DequantizeLinear of scale 1, `q - zp`; a Conv layer's
+/// weight is multiplied by its input channels' scales and divided by its
+/// output channels' before it is quantized, and its QuantizeLinear has
+/// scale 1. `baseDir` is where external weight data lives.
 mlir::LogicalResult rewriteToQDQ(mlir::MLIRContext &context,
                                  onnx::ModelProto &model,
                                  llvm::StringRef modelName,

@@ -95,8 +95,25 @@ private:
   CalibrationSet set;
   std::unique_ptr<HostModel> floatModel;
   llvm::StringMap<TensorStatistics> statistics;
+  /// Per channel (axis 1) of the tensors that may have per-channel
+  /// encodings: the smallest and largest value seen.
+  llvm::StringMap<std::pair<std::vector<double>, std::vector<double>>>
+      channelRanges;
   llvm::StringMap<Encoding> encodings;
 };
+
+/// The dims of `name` in `host`: an output, or a graph input.
+llvm::ArrayRef<int64_t> dimsOf(const HostModel &host,
+                               const llvm::StringMap<size_t> &outputs,
+                               llvm::StringRef name) {
+  auto it = outputs.find(name);
+  if (it != outputs.end())
+    return host.outputDims(it->second);
+  for (size_t i = 0; i < host.inputCount(); ++i)
+    if (host.inputName(i) == name)
+      return host.inputDims(i);
+  return {};
+}
 
 LogicalResult
 Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
@@ -127,6 +144,12 @@ Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
   floatModel = std::move(*host);
   llvm::StringMap<size_t> outputs = outputIndex(*floatModel);
 
+  // Per-channel ranges for the 4-D tensors only convolutions read.
+  llvm::StringSet<> perChannel;
+  if (options.perChannelActivations)
+    for (const std::string &name : perChannelCandidates(layers))
+      perChannel.insert(name);
+
   bool histograms = options.method.kind != CalibrationMethod::MinMax;
   for (int pass = 0; pass < (histograms ? 2 : 1); ++pass) {
     for (size_t sample = 0; sample < set.samples.size(); ++sample) {
@@ -138,6 +161,24 @@ Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
           return emitError(loc, "quantization: '")
                  << name << "' is not a float32 tensor";
         TensorStatistics &s = statistics[name];
+        if (pass == 0 && perChannel.contains(name)) {
+          llvm::ArrayRef<int64_t> dims = dimsOf(*floatModel, outputs, name);
+          if (dims.size() != 4) {
+            perChannel.erase(name);
+          } else {
+            int64_t channels = dims[1], plane = dims[2] * dims[3];
+            auto &[lo, hi] = channelRanges[name];
+            if (lo.empty()) {
+              lo.assign(channels, std::numeric_limits<double>::infinity());
+              hi.assign(channels, -std::numeric_limits<double>::infinity());
+            }
+            for (size_t k = 0; k < values.size(); ++k) {
+              int64_t c = static_cast<int64_t>(k / plane) % channels;
+              lo[c] = std::min<double>(lo[c], values[k]);
+              hi[c] = std::max<double>(hi[c], values[k]);
+            }
+          }
+        }
         if (pass == 0) {
           auto [lo, hi] = std::minmax_element(values.begin(), values.end());
           if (sample == 0) {
@@ -168,7 +209,18 @@ Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
       return emitError(loc, "quantization: '")
              << name << "' held a non-finite value on the calibration set";
     auto [lo, hi] = chooseRange(s, options.method);
-    encodings[name] = uint8Encoding(lo, hi);
+    if (!perChannel.contains(name)) {
+      encodings[name] = uint8Encoding(lo, hi);
+      continue;
+    }
+    // Each channel's range is what it held, inside the range the method
+    // chose for the tensor (so the method still decides what is clipped).
+    auto [channelLo, channelHi] = channelRanges[name];
+    for (size_t c = 0; c < channelLo.size(); ++c) {
+      channelLo[c] = std::clamp(channelLo[c], lo, 0.0);
+      channelHi[c] = std::clamp(channelHi[c], 0.0, hi);
+    }
+    encodings[name] = uint8ChannelEncoding(channelLo, channelHi);
   }
   return success();
 }
@@ -227,6 +279,7 @@ Quantizer::writeReport(const std::vector<RewrittenLayer> &layers,
         {"activation_folded", r.activationFolded},
         {"observed_range", llvm::json::Array{s.min, s.max}},
         {"output_scale", r.outputEncoding.scale},
+        {"output_per_channel", r.outputEncoding.perChannel()},
         {"output_zero_point", r.outputEncoding.zeroPoint},
         {"input_sqnr_db", jsonNumber(eval.inputs[i].sqnr())},
         {"sqnr_db", jsonNumber(eval.outputs[i].sqnr())},

@@ -65,12 +65,38 @@ std::pair<double, double> chooseRange(const TensorStatistics &stats,
                                       const CalibrationMethodSpec &method,
                                       int levels = 256);
 
+/// An 8-bit encoding: real = (q - zeroPoint) * scale, or per channel (axis
+/// 1 of an NCHW tensor), real = (q - zeroPoint) * channelScales[c] with one
+/// zero point for all channels.
+struct Encoding {
+  double scale = 1; ///< per channel: the largest channel's
+  int zeroPoint = 0;
+  std::vector<double> channelScales; ///< empty: per tensor
+  bool perChannel() const { return !channelScales.empty(); }
+  /// The range every channel's encoding stays inside.
+  double lo() const { return (0 - zeroPoint) * scale; }
+  double hi() const { return (255 - zeroPoint) * scale; }
+};
+
+/// The uint8 encoding of the range [lo, hi] (which contains 0).
+Encoding uint8Encoding(double lo, double hi);
+
+/// The per-channel uint8 encoding of the ranges [lo[c], hi[c]] (each
+/// containing 0) with the zero point shared by all channels that makes the
+/// channels' steps smallest (their geometric mean).
+Encoding uint8ChannelEncoding(const std::vector<double> &lo,
+                              const std::vector<double> &hi);
+
 struct QuantizeOptions {
   /// One folder per sample, with one `<graph input name>.npy` per input.
   std::string calibrationDir;
   CalibrationMethodSpec method;
   /// Where to write the per-layer report (JSON), or "".
   std::string reportPath;
+  /// Activations that only convolutions read get one scale per channel
+  /// (with one zero point), which the convolutions take into their
+  /// weights; false: one scale per tensor everywhere.
+  bool perChannelActivations = true;
   /// Nodes (by name, or by their first output's name when unnamed) to keep
   /// in float.
   std::vector<std::string> keepFloat;
