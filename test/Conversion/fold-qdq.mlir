@@ -248,3 +248,49 @@ func.func @f16_bias_scale(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xui8> {
   %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
   return %y : tensor<1x2x8x8xui8>
 }
+
+// -----
+
+// Per-channel activations as dlc-compile --quantize writes them: the steps
+// q - z (scale 1) feed a convolution and, times the channels' scales, the
+// other readers. The convolution folds first; the Mul then becomes a
+// per-axis DequantizeLinear. Not with a scale other than 1, nor with a
+// constant that varies along another axis.
+// CHECK-LABEL: func.func @channel_scales
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x4xui8>)
+// CHECK: onnx.node "QLinearConv" (%[[Q]],
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf32>
+// CHECK-DAG: %[[Z:.*]] = arith.constant dense<3> : tensor<2xui8>
+// CHECK: onnx.node "DequantizeLinear" (%[[Q]], %[[S]], %[[Z]]) {attrs = {axis = 1 : i64}, name = "x_dequantize", version = 13 : i64}
+// CHECK-NOT: "Mul"
+// CHECK-LABEL: func.func @not_steps
+// CHECK: onnx.node "Mul"
+// CHECK: onnx.node "Mul"
+func.func @channel_scales(%q: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xui8>) {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %z = arith.constant dense<3> : tensor<ui8>
+  %c = arith.constant dense<[[[[0.5]], [[0.25]]]]> : tensor<1x2x1x1xf32>
+  %wq = arith.constant dense<1> : tensor<2x2x1x1xi8>
+  %sw = arith.constant dense<0.25> : tensor<f32>
+  %zw = arith.constant dense<0> : tensor<i8>
+  %sy = arith.constant dense<1.0> : tensor<f32>
+  %zy = arith.constant dense<7> : tensor<ui8>
+  %steps = onnx.node "DequantizeLinear" (%q, %one, %z) {version = 13 : i64} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %w = onnx.node "DequantizeLinear" (%wq, %sw, %zw) {version = 13 : i64} : (tensor<2x2x1x1xi8>, tensor<f32>, tensor<i8>) -> tensor<2x2x1x1xf32>
+  %conv = onnx.node "Conv" (%steps, %w) {version = 11 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %y = onnx.node "QuantizeLinear" (%conv, %sy, %zy) {version = 13 : i64} : (tensor<1x2x4x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xui8>
+  %x = onnx.node "Mul" (%steps, %c) {version = 14 : i64, name = "x_dequantize"} : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %x, %y : tensor<1x2x4x4xf32>, tensor<1x2x4x4xui8>
+}
+func.func @not_steps(%q: tensor<1x2x4x4xui8>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %z = arith.constant dense<3> : tensor<ui8>
+  %c = arith.constant dense<[[[[0.5]], [[0.25]]]]> : tensor<1x2x1x1xf32>
+  %r = arith.constant dense<[[[[0.5, 1.0, 2.0, 4.0]]]]> : tensor<1x1x1x4xf32>
+  %a = onnx.node "DequantizeLinear" (%q, %half, %z) {version = 13 : i64} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %x = onnx.node "Mul" (%a, %c) {version = 14 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %b = onnx.node "DequantizeLinear" (%q, %one, %z) {version = 13 : i64} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x2x4x4xf32>
+  %y = onnx.node "Mul" (%b, %r) {version = 14 : i64} : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+  return %x, %y : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

@@ -61,6 +61,12 @@ def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
     com.microsoft QGemm with the Gemm's transA, transB and alpha (b per
     tensor or per output column, c an int32 bias as above, beta 1).
 
+    And `Mul(DequantizeLinear(q, 1, z), c)` with a constant `c` that
+    varies along axis 1 only becomes `DequantizeLinear(q, c, z)` per axis
+    1 (bit-exact), after the convolutions have taken their inputs: the
+    dequantization of `dlc-compile --quantize`'s per-channel activations,
+    which is one op to fuse instead of two.
+
     The first pass of the legalize pipeline, for every target.
   }];
 }

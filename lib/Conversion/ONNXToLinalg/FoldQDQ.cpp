@@ -11,6 +11,7 @@
 #include "dlc/Conversion/Passes.h"
 #include "dlc/Dialect/ONNX/IR/ONNX.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -266,12 +267,75 @@ SmallVector<onnx::NodeOp> foldMatrixProduct(onnx::NodeOp q) {
   return maybeDead;
 }
 
+/// Rewrites `mul` = Mul(DequantizeLinear(q, 1, z), c), with c a constant
+/// that varies along axis 1 only ([1, C, 1, ...]), to DequantizeLinear(q,
+/// c, z) per axis 1: the per-channel activations of `dlc-compile
+/// --quantize` write their dequantization that way (ONNX Runtime fuses a
+/// per-axis DequantizeLinear into kernels that take scalars), and one op
+/// joins the kernel that reads it where two would be a kernel of their
+/// own. Bit-exact: (q - z) * 1 * c is (q - z) * c. Returns the
+/// DequantizeLinear that may have become dead, or null.
+onnx::NodeOp foldChannelScale(onnx::NodeOp mul) {
+  if (mul.getOpType() != "Mul" || !mul.getDomain().empty() ||
+      !mul.hasInput(0) || !mul.hasInput(1) || mul.getNumResults() != 1)
+    return nullptr;
+  for (unsigned side = 0; side < 2; ++side) {
+    onnx::NodeOp dq = producer(mul.getInputs()[side], "DequantizeLinear", 3);
+    Value c = mul.getInputs()[1 - side];
+    if (!dq || !dq.getResult(0).hasOneUse() || !isDequantize(dq, std::nullopt))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(dq.getResult(0).getType());
+    auto cType = dyn_cast<RankedTensorType>(c.getType());
+    if (!type || !cType || type != mul.getResult(0).getType() ||
+        !type.getElementType().isF32() || type.getRank() < 2 ||
+        cType.getRank() != type.getRank() || !type.hasStaticShape())
+      continue;
+    int64_t channels = type.getDimSize(1);
+    bool alongAxis1 = true;
+    for (int64_t d = 0; d < cType.getRank(); ++d)
+      alongAxis1 &= cType.getDimSize(d) == (d == 1 ? channels : 1);
+    std::optional<SmallVector<float>> scale =
+        constantValues<float>(dq.getInputs()[1]);
+    std::optional<SmallVector<float>> values = constantValues<float>(c);
+    ElementsAttr zero;
+    if (!alongAxis1 || !scale || (*scale)[0] != 1.0f || !values ||
+        !matchPattern(dq.getInputs()[2], m_Constant(&zero)) ||
+        !isa<DenseElementsAttr>(zero))
+      continue;
+    OpBuilder b(mul);
+    Location loc = mul.getLoc();
+    auto vector = [&](Type element) {
+      return RankedTensorType::get({channels}, element);
+    };
+    Value scales = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vector(b.getF32Type()), ArrayRef(*values)));
+    Value zeros = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            vector(zero.getElementType()),
+            cast<DenseElementsAttr>(zero).getSplatValue<Attribute>()));
+    auto folded = onnx::NodeOp::create(
+        b, loc, mul->getResultTypes(), "DequantizeLinear", "", 13,
+        mul.getNameAttr(),
+        b.getDictionaryAttr(b.getNamedAttr("axis", b.getI64IntegerAttr(1))),
+        /*graph_attrs=*/ArrayAttr(),
+        ValueRange{dq.getInputs()[0], scales, zeros}, /*graphsCount=*/0);
+    mul.getResult(0).replaceAllUsesWith(folded.getResult(0));
+    mul.erase();
+    return dq;
+  }
+  return nullptr;
+}
+
 struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
   void runOnOperation() override {
-    SmallVector<onnx::NodeOp> quantizes;
+    SmallVector<onnx::NodeOp> quantizes, muls;
     getOperation().walk([&](onnx::NodeOp node) {
       if (node.getOpType() == "QuantizeLinear" && node.getDomain().empty())
         quantizes.push_back(node);
+      if (node.getOpType() == "Mul" && node.getDomain().empty())
+        muls.push_back(node);
     });
     SmallVector<onnx::NodeOp> maybeDead;
     for (onnx::NodeOp q : quantizes) {
@@ -280,6 +344,11 @@ struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
         dead = foldMatrixProduct(q);
       maybeDead.append(dead);
     }
+    // After the convolutions: a DequantizeLinear they read is then read by
+    // the Mul alone.
+    for (onnx::NodeOp mul : muls)
+      if (onnx::NodeOp dq = foldChannelScale(mul))
+        maybeDead.push_back(dq);
     // A DequantizeLinear several convolutions shared dies with the last.
     llvm::SmallPtrSet<Operation *, 16> erased;
     for (onnx::NodeOp node : maybeDead)
