@@ -16,6 +16,9 @@ the rounding alone, without any kernel of dlc's:
                   weights before they are rounded (what dlc's integer
                   kernels need, docs/quantization.md)
   shared          inputs-shared, with the Conv outputs per channel too
+  tensor16        as tensor, with 16-bit steps (65536 levels; rounding
+                  written as Mul, Round and Clip, since the model's opset
+                  predates 16-bit QuantizeLinear)
 
 The model is first optimized by ONNX Runtime at its basic level (constant
 folding, BatchNormalization into Conv), as dlc's quantizer folds
@@ -42,7 +45,8 @@ from onnx import helper, numpy_helper, TensorProto  # noqa: E402
 
 WHEELS = os.path.expanduser("~/.cache/dlc/wheels")
 MODELS = {"layout": "layout-1.2.1.onnx", "orientation": "orientation-0.0.11.onnx"}
-VARIANTS = ("tensor", "inputs-channel", "inputs-shared", "shared")
+VARIANTS = ("tensor", "inputs-channel", "inputs-shared", "shared",
+            "tensor16")
 
 
 def samples(data, model, split):
@@ -81,10 +85,10 @@ def channel_ranges(model, tensors, calib):
     return lo, hi
 
 
-def own_encoding(lo, hi):
+def own_encoding(lo, hi, levels=256):
     lo, hi = np.minimum(lo, 0.0), np.maximum(hi, 0.0)
-    scale = np.maximum((hi - lo) / 255.0, 1e-12)
-    zero = np.clip(np.round(-lo / scale), 0, 255)
+    scale = np.maximum((hi - lo) / (levels - 1), 1e-12)
+    zero = np.clip(np.round(-lo / scale), 0, levels - 1)
     return scale, zero
 
 
@@ -115,11 +119,14 @@ def build(model, variant, lo, hi):
     convs = [n for n in g.node if n.op_type == "Conv"]
     conv_inputs = [n.input[0] for n in convs]
     quantized = {t for t in conv_inputs if t not in inits}
-    if variant in ("tensor", "shared"):
+    if variant in ("tensor", "shared", "tensor16"):
         quantized |= {n.output[0] for n in convs}
     encodings = {}
     for t in quantized:
-        if variant == "tensor":
+        if variant == "tensor16":
+            s, z = own_encoding(np.array(lo[t].min()), np.array(hi[t].max()),
+                                levels=65536)
+        elif variant == "tensor":
             s, z = own_encoding(np.array(lo[t].min()), np.array(hi[t].max()))
         elif variant == "inputs-channel":
             s, z = own_encoding(lo[t], hi[t])
@@ -144,6 +151,9 @@ def build(model, variant, lo, hi):
             rounded.astype(np.float32), n.input[1]))
     pairs = {}
     for t, (s, z) in encodings.items():
+        if variant == "tensor16":
+            pairs[t] = rounding_nodes(g, t, float(s), float(z), 65535)
+            continue
         axis = {} if variant == "tensor" else {"axis": 1}
         g.initializer.extend([
             numpy_helper.from_array(np.asarray(s, np.float32), t + "_fq_s"),
@@ -166,6 +176,24 @@ def build(model, variant, lo, hi):
     del g.node[:]
     g.node.extend(nodes)
     return m
+
+
+def rounding_nodes(g, t, scale, zero, top):
+    """x -> (clip(round(x / scale) + zero, 0, top) - zero) * scale as float
+    ops; writes `t`_fq."""
+    consts = {"_fq_inv": 1.0 / scale, "_fq_zero": zero, "_fq_lo": 0.0,
+              "_fq_hi": float(top), "_fq_s": scale}
+    g.initializer.extend(numpy_helper.from_array(np.array(v, np.float32),
+                                                 t + k)
+                         for k, v in consts.items())
+    return [
+        helper.make_node("Mul", [t, t + "_fq_inv"], [t + "_fq_a"]),
+        helper.make_node("Round", [t + "_fq_a"], [t + "_fq_b"]),
+        helper.make_node("Add", [t + "_fq_b", t + "_fq_zero"], [t + "_fq_c"]),
+        helper.make_node("Clip", [t + "_fq_c", t + "_fq_lo", t + "_fq_hi"],
+                         [t + "_fq_d"]),
+        helper.make_node("Sub", [t + "_fq_d", t + "_fq_zero"], [t + "_fq_e"]),
+        helper.make_node("Mul", [t + "_fq_e", t + "_fq_s"], [t + "_fq"])]
 
 
 def cosine(a, b):
