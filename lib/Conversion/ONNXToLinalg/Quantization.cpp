@@ -585,6 +585,49 @@ struct Requant {
   unsigned aDim, bDim;
 };
 
+/// The requantization multiplier (a_scale * b_scale) / y_scale, computed
+/// in f32 as the kernel would, when all three are f32 constants and at most
+/// one of a_scale and b_scale is a vector: a rank-0 or vector constant
+/// along that one's dim. Null otherwise.
+Value constantMultiplier(OpBuilder &b, Location loc, const Requant &q) {
+  // The scales come reshaped to rank 0 or a vector; the elements are the
+  // constant's, in order.
+  auto constant = [](Value v) {
+    while (v) {
+      if (auto c = v.getDefiningOp<tensor::CollapseShapeOp>())
+        v = c.getSrc();
+      else if (auto e = v.getDefiningOp<tensor::ExpandShapeOp>())
+        v = e.getSrc();
+      else
+        break;
+    }
+    return getParameterConstant(v);
+  };
+  DenseElementsAttr sa = constant(q.aScale), sb = constant(q.bScale),
+                    sy = constant(q.yScale);
+  if (!sa || !sb || !sy || !sa.getElementType().isF32() ||
+      !sb.getElementType().isF32() || !sy.getElementType().isF32() ||
+      sy.getNumElements() != 1 ||
+      (sa.getNumElements() != 1 && sb.getNumElements() != 1))
+    return Value();
+  SmallVector<float> a(sa.getValues<float>()), bs(sb.getValues<float>());
+  float y = *sy.getValues<float>().begin();
+  DenseElementsAttr vector = sa.getNumElements() != 1 ? sa : sb;
+  SmallVector<float> m(vector.getNumElements());
+  for (size_t i = 0; i < m.size(); ++i) {
+    float product = a[a.size() == 1 ? 0 : i] * bs[bs.size() == 1 ? 0 : i];
+    m[i] = product / y;
+  }
+  // The shape of the (reshaped) scale that is the vector, or rank 0.
+  auto type = RankedTensorType::get(
+      cast<RankedTensorType>(
+          (sa.getNumElements() != 1 ? q.aScale : q.bScale).getType())
+          .getShape(),
+      b.getF32Type());
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, ArrayRef(m)));
+}
+
 Value requantize(NodeRewriter &rw, Value acc, const Requant &q,
                  IntegerType yType) {
   OpBuilder &b = rw.b();
@@ -594,11 +637,20 @@ Value requantize(NodeRewriter &rw, Value acc, const Requant &q,
   unsigned rank = accType.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap scalar = AffineMap::get(rank, 0, {}, ctx);
-  SmallVector<GenericOperand> ins = {
-      {acc, id},
-      {q.aScale, vectorMap(q.aScale, rank, q.aDim, ctx)},
-      {q.bScale, vectorMap(q.bScale, rank, q.bDim, ctx)},
-      {q.yScale, scalar}};
+  SmallVector<GenericOperand> ins = {{acc, id}};
+  // With constant f32 scales (the usual case), the multiplier is computed
+  // here, in the same f32 operations, instead of in every element: one
+  // multiply per element rather than a multiply and a division.
+  Value multiplier = constantMultiplier(b, loc, q);
+  if (multiplier) {
+    unsigned dim =
+        cast<RankedTensorType>(q.aScale.getType()).getRank() ? q.aDim : q.bDim;
+    ins.push_back({multiplier, vectorMap(multiplier, rank, dim, ctx)});
+  } else {
+    ins.push_back({q.aScale, vectorMap(q.aScale, rank, q.aDim, ctx)});
+    ins.push_back({q.bScale, vectorMap(q.bScale, rank, q.bDim, ctx)});
+    ins.push_back({q.yScale, scalar});
+  }
   int zpIdx = -1, biasIdx = -1;
   if (q.yZp) {
     zpIdx = ins.size();
@@ -619,9 +671,12 @@ Value requantize(NodeRewriter &rw, Value acc, const Requant &q,
         Value f = toF32(nb, nloc, v, false);
         // Same f32 operation order as onnxruntime: the multiplier is
         // (a_scale * b_scale) / y_scale.
-        Value m = arith::MulFOp::create(nb, nloc, toF32(nb, nloc, a[1], false),
-                                        toF32(nb, nloc, a[2], false));
-        m = arith::DivFOp::create(nb, nloc, m, toF32(nb, nloc, a[3], false));
+        Value m = a[1];
+        if (!multiplier) {
+          m = arith::MulFOp::create(nb, nloc, toF32(nb, nloc, a[1], false),
+                                    toF32(nb, nloc, a[2], false));
+          m = arith::DivFOp::create(nb, nloc, m, toF32(nb, nloc, a[3], false));
+        }
         Value r = math::RoundEvenOp::create(
             nb, nloc, arith::MulFOp::create(nb, nloc, f, m));
         Value zp = zpIdx >= 0 ? toF32(nb, nloc, a[zpIdx], yType.isUnsigned())
