@@ -274,6 +274,8 @@ namespace {
 class Rewriter {
 public:
   Rewriter(onnx::ModelProto &model) : graph(*model.mutable_graph()) {
+    for (const onnx::ValueInfoProto &v : graph.value_info())
+      declared.insert(v.name());
     auto note = [&](const std::string &n) { names.insert(n); };
     for (const onnx::TensorProto &t : graph.initializer())
       note(t.name());
@@ -286,6 +288,20 @@ public:
       for (const std::string &o : node.output())
         note(o);
     }
+  }
+
+  /// Declares `name` in the graph's value_info as a tensor of `dtype` and
+  /// `dims` (nothing when the dims are unknown or it is declared).
+  void declare(const std::string &name, int32_t dtype,
+               const std::vector<int64_t> *dims) {
+    if (!dims || dims->empty() || !declared.insert(name).second)
+      return;
+    onnx::ValueInfoProto *v = graph.add_value_info();
+    v->set_name(name);
+    onnx::TypeProto_Tensor *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(dtype);
+    for (int64_t d : *dims)
+      t->mutable_shape()->add_dim()->set_dim_value(d);
   }
 
   /// `base` + `suffix`, made unique in the graph.
@@ -331,8 +347,13 @@ public:
   /// QLinear kernels that take scalar scales only, and then fails to load
   /// the model.
   std::string quantizeDequantize(const std::string &x, const std::string &out,
-                                 const Encoding &e, bool xInSteps = false) {
+                                 const Encoding &e,
+                                 const std::vector<int64_t> *dims,
+                                 bool xInSteps = false) {
     std::string base = out;
+    constexpr int32_t f32 = onnx::TensorProto::FLOAT;
+    constexpr int32_t u8 = onnx::TensorProto::UINT8;
+    declare(out, f32, dims);
     if (!e.perChannel()) {
       std::string scale =
           constant<float>(base, "_scale", onnx::TensorProto::FLOAT, {},
@@ -341,6 +362,7 @@ public:
           constant<uint8_t>(base, "_zero_point", onnx::TensorProto::UINT8, {},
                             {static_cast<uint8_t>(e.zeroPoint)});
       std::string q = fresh(base, "_quantized");
+      declare(q, u8, dims);
       binary("QuantizeLinear", base + "_quantize", x, scale, q).add_input(zero);
       binary("DequantizeLinear", base + "_dequantize", q, scale, out)
           .add_input(zero);
@@ -363,12 +385,15 @@ public:
           constant<float>(base, "_inverse_scale", onnx::TensorProto::FLOAT,
                           {1, n, 1, 1}, inverses);
       inSteps = fresh(base, "_in_steps");
+      declare(inSteps, f32, dims);
       binary("Mul", base + "_to_steps", x, inverse, inSteps);
     }
     std::string q = fresh(base, "_quantized");
+    declare(q, u8, dims);
     binary("QuantizeLinear", base + "_quantize", inSteps, one, q)
         .add_input(zero);
     std::string steps = fresh(base, "_steps");
+    declare(steps, f32, dims);
     binary("DequantizeLinear", base + "_dequantize_steps", q, one, steps)
         .add_input(zero);
     std::string scale = constant<float>(
@@ -389,6 +414,7 @@ public:
   }
 
   onnx::GraphProto &graph;
+  std::set<std::string> declared; ///< names with a value_info
   /// A deque: nodes handed out by node() stay where they are.
   std::deque<onnx::NodeProto> nodes;
   std::set<std::string> names;
@@ -396,16 +422,22 @@ public:
 
 } // namespace
 
-LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
-                                llvm::StringRef modelName,
-                                llvm::StringRef baseDir,
-                                const std::vector<QuantizableLayer> &layers,
-                                const llvm::StringMap<Encoding> &encodings,
-                                std::vector<RewrittenLayer> &rewritten) {
+LogicalResult
+dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
+                  llvm::StringRef modelName, llvm::StringRef baseDir,
+                  const std::vector<QuantizableLayer> &layers,
+                  const llvm::StringMap<Encoding> &encodings,
+                  const llvm::StringMap<std::vector<int64_t>> &shapes,
+                  std::vector<RewrittenLayer> &rewritten) {
   Location loc = FileLineColLoc::get(&context, modelName, 0, 0);
   onnx::GraphProto &graph = *model.mutable_graph();
   auto consts = constantTensors(graph);
   Rewriter rw(model);
+  auto shapeOf =
+      [&](const std::string &tensor) -> const std::vector<int64_t> * {
+    auto it = shapes.find(tensor);
+    return it == shapes.end() ? nullptr : &it->second;
+  };
   auto encodingOf = [&](const std::string &tensor) -> const Encoding * {
     auto it = encodings.find(tensor);
     return it == encodings.end() ? nullptr : &it->second;
@@ -470,8 +502,8 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
       auto [entry, inserted] = dequantizedInputs.try_emplace(layer.input);
       if (inserted) {
         entry->second = rw.fresh(layer.input, "_dequantized");
-        stepsOf[entry->second] =
-            rw.quantizeDequantize(layer.input, entry->second, r.inputEncoding);
+        stepsOf[entry->second] = rw.quantizeDequantize(
+            layer.input, entry->second, r.inputEncoding, shapeOf(layer.input));
       }
       r.quantizedInput = entry->second;
     }
@@ -558,6 +590,7 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
                                            onnx::TensorProto::INT8, {channels},
                                            std::vector<int8_t>(channels, 0));
       wEntry->second = rw.fresh(layer.weight, "_dequantized");
+      rw.declare(wEntry->second, onnx::TensorProto::FLOAT, &dims);
       onnx::NodeProto &dq =
           rw.node("DequantizeLinear", layer.weight + "_dequantize");
       dq.add_input(qw);
@@ -594,6 +627,8 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
           rw.constant<float>(layer.bias, "_scale", onnx::TensorProto::FLOAT,
                              {channels}, biasScales);
       dequantizedBias = rw.fresh(layer.bias, "_dequantized");
+      std::vector<int64_t> biasDims = {channels};
+      rw.declare(dequantizedBias, onnx::TensorProto::FLOAT, &biasDims);
       onnx::NodeProto &dq =
           rw.node("DequantizeLinear", layer.bias + "_dequantize");
       dq.add_input(qb);
@@ -611,11 +646,12 @@ LogicalResult dlc::rewriteToQDQ(MLIRContext &context, onnx::ModelProto &model,
     if (!dequantizedBias.empty())
       copy.set_input(2, dequantizedBias);
     std::string floatOutput = rw.fresh(r.output, "_float");
+    rw.declare(floatOutput, onnx::TensorProto::FLOAT, shapeOf(r.output));
     copy.set_output(0, floatOutput);
     rw.nodes.push_back(copy);
     stepsOf[r.output] =
         rw.quantizeDequantize(floatOutput, r.output, r.outputEncoding,
-                              /*xInSteps=*/true);
+                              shapeOf(r.output), /*xInSteps=*/true);
   }
   graph.clear_node();
   for (onnx::NodeProto &node : rw.nodes)

@@ -87,13 +87,18 @@ struct RewrittenLayer {
 /// weight is multiplied by its input channels' scales and divided by its
 /// output channels' before it is quantized, and its QuantizeLinear has
 /// scale 1. `baseDir` is where external weight data lives.
-mlir::LogicalResult rewriteToQDQ(mlir::MLIRContext &context,
-                                 onnx::ModelProto &model,
-                                 llvm::StringRef modelName,
-                                 llvm::StringRef baseDir,
-                                 const std::vector<QuantizableLayer> &layers,
-                                 const llvm::StringMap<Encoding> &encodings,
-                                 std::vector<RewrittenLayer> &rewritten);
+/// `shapes` holds the dims of the layers' inputs and outputs (what
+/// calibration saw): every tensor the rewrite adds is declared in the
+/// graph's value_info with them, so that the model is typed where ONNX
+/// shape inference does not run (dlc's importer skips it above the ONNX
+/// library's IR version), and dlc-fold-qdq can match its QDQ patterns.
+mlir::LogicalResult
+rewriteToQDQ(mlir::MLIRContext &context, onnx::ModelProto &model,
+             llvm::StringRef modelName, llvm::StringRef baseDir,
+             const std::vector<QuantizableLayer> &layers,
+             const llvm::StringMap<Encoding> &encodings,
+             const llvm::StringMap<std::vector<int64_t>> &shapes,
+             std::vector<RewrittenLayer> &rewritten);
 
 /// Folds every BatchNormalization that is the only reader of a Conv with
 /// constant weights into that Conv (new weights and bias), in place, so

@@ -100,6 +100,8 @@ private:
   llvm::StringMap<std::pair<std::vector<double>, std::vector<double>>>
       channelRanges;
   llvm::StringMap<Encoding> encodings;
+  /// The dims of every observed tensor.
+  llvm::StringMap<std::vector<int64_t>> shapes;
 };
 
 /// The dims of `name` in `host`: an output, or a graph input.
@@ -161,6 +163,10 @@ Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
           return emitError(loc, "quantization: '")
                  << name << "' is not a float32 tensor";
         TensorStatistics &s = statistics[name];
+        if (pass == 0 && sample == 0) {
+          llvm::ArrayRef<int64_t> dims = dimsOf(*floatModel, outputs, name);
+          shapes[name].assign(dims.begin(), dims.end());
+        }
         if (pass == 0 && perChannel.contains(name)) {
           llvm::ArrayRef<int64_t> dims = dimsOf(*floatModel, outputs, name);
           if (dims.size() != 4) {
@@ -336,7 +342,7 @@ LogicalResult Quantizer::run() {
   const onnx::ModelProto original = model;
   std::vector<RewrittenLayer> rewritten;
   if (failed(rewriteToQDQ(context, model, modelName, baseDir, layers, encodings,
-                          rewritten)))
+                          shapes, rewritten)))
     return failure();
   if (options.reportPath.empty() && !options.autoKeepFloatBudget)
     return success();
@@ -369,7 +375,7 @@ LogicalResult Quantizer::run() {
       model = original;
       layers = findQuantizableLayers(model, keep, unmatched);
       if (failed(rewriteToQDQ(context, model, modelName, baseDir, layers,
-                              encodings, rewritten)))
+                              encodings, shapes, rewritten)))
         return failure();
       eval = evaluate(model, rewritten);
       if (failed(eval))
