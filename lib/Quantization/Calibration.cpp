@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -266,16 +267,36 @@ llvm::StringMap<size_t> dlc::outputIndex(const HostModel &host) {
 
 /// The float value of `name` in `host`'s last run: an output, or a graph
 /// input.
+/// Where `name` is in `host`: (true, output index), (false, input index),
+/// or nothing.
+static std::optional<std::pair<bool, size_t>>
+locate(const HostModel &host, const llvm::StringMap<size_t> &outputs,
+       llvm::StringRef name) {
+  auto it = outputs.find(name);
+  if (it != outputs.end())
+    return std::pair(true, it->second);
+  for (size_t i = 0; i < host.inputCount(); ++i)
+    if (host.inputName(i) == name)
+      return std::pair(false, i);
+  return std::nullopt;
+}
+
 llvm::ArrayRef<float> dlc::valueOf(const HostModel &host,
                                    const llvm::StringMap<size_t> &outputs,
                                    llvm::StringRef name) {
-  auto it = outputs.find(name);
-  if (it != outputs.end())
-    return host.output(it->second);
-  for (size_t i = 0; i < host.inputCount(); ++i)
-    if (host.inputName(i) == name)
-      return host.input(i);
-  return {};
+  auto at = locate(host, outputs, name);
+  if (!at)
+    return {};
+  return at->first ? host.output(at->second) : host.input(at->second);
+}
+
+llvm::ArrayRef<int64_t> dlc::dimsOf(const HostModel &host,
+                                    const llvm::StringMap<size_t> &outputs,
+                                    llvm::StringRef name) {
+  auto at = locate(host, outputs, name);
+  if (!at)
+    return {};
+  return at->first ? host.outputDims(at->second) : host.inputDims(at->second);
 }
 
 std::string dlc::externalDataDir(llvm::StringRef modelName,

@@ -229,6 +229,11 @@ llvm::ArrayRef<float> valueOf(const HostModel &host,
                               const llvm::StringMap<size_t> &outputs,
                               llvm::StringRef name);
 
+/// The dims of `name` in `host`: an output, or a graph input.
+llvm::ArrayRef<int64_t> dimsOf(const HostModel &host,
+                               const llvm::StringMap<size_t> &outputs,
+                               llvm::StringRef name);
+
 } // namespace dlc
 
 #endif // DLC_LIB_QUANTIZATION_CALIBRATION_H

@@ -355,12 +355,10 @@ public:
     constexpr int32_t u8 = onnx::TensorProto::UINT8;
     declare(out, f32, dims);
     if (!e.perChannel()) {
-      std::string scale =
-          constant<float>(base, "_scale", onnx::TensorProto::FLOAT, {},
-                          {static_cast<float>(e.scale)});
-      std::string zero =
-          constant<uint8_t>(base, "_zero_point", onnx::TensorProto::UINT8, {},
-                            {static_cast<uint8_t>(e.zeroPoint)});
+      std::string scale = constant<float>(base, "_scale", f32, {},
+                                          {static_cast<float>(e.scale)});
+      std::string zero = constant<uint8_t>(base, "_zero_point", u8, {},
+                                           {static_cast<uint8_t>(e.zeroPoint)});
       std::string q = fresh(base, "_quantized");
       declare(q, u8, dims);
       binary("QuantizeLinear", base + "_quantize", x, scale, q).add_input(zero);
@@ -374,16 +372,13 @@ public:
       scales[c] = static_cast<float>(e.channelScales[c]);
       inverses[c] = static_cast<float>(1.0 / e.channelScales[c]);
     }
-    std::string one = constant<float>(base, "_unit_scale",
-                                      onnx::TensorProto::FLOAT, {}, {1.0f});
-    std::string zero =
-        constant<uint8_t>(base, "_zero_point", onnx::TensorProto::UINT8, {},
-                          {static_cast<uint8_t>(e.zeroPoint)});
+    std::string one = constant<float>(base, "_unit_scale", f32, {}, {1.0f});
+    std::string zero = constant<uint8_t>(base, "_zero_point", u8, {},
+                                         {static_cast<uint8_t>(e.zeroPoint)});
     std::string inSteps = x;
     if (!xInSteps) {
       std::string inverse =
-          constant<float>(base, "_inverse_scale", onnx::TensorProto::FLOAT,
-                          {1, n, 1, 1}, inverses);
+          constant<float>(base, "_inverse_scale", f32, {1, n, 1, 1}, inverses);
       inSteps = fresh(base, "_in_steps");
       declare(inSteps, f32, dims);
       binary("Mul", base + "_to_steps", x, inverse, inSteps);
@@ -396,8 +391,8 @@ public:
     declare(steps, f32, dims);
     binary("DequantizeLinear", base + "_dequantize_steps", q, one, steps)
         .add_input(zero);
-    std::string scale = constant<float>(
-        base, "_scale", onnx::TensorProto::FLOAT, {1, n, 1, 1}, scales);
+    std::string scale =
+        constant<float>(base, "_scale", f32, {1, n, 1, 1}, scales);
     binary("Mul", base + "_dequantize", steps, scale, out);
     return steps;
   }

@@ -67,8 +67,9 @@ perChannelCandidates(const std::vector<QuantizableLayer> &layers);
 /// What the rewrite did to one layer, for the report.
 struct RewrittenLayer {
   const QuantizableLayer *layer = nullptr;
-  /// The quantized model's name for the dequantized input the integer
-  /// kernel reads (the input itself when another layer quantized it).
+  /// The quantized model's name for the dequantized input (the input
+  /// itself when another layer quantized it); a per-channel input's integer
+  /// kernel reads its steps instead.
   std::string quantizedInput;
   /// The layer's output tensor: the activation's output when the
   /// activation was folded, else the node's output.
@@ -81,9 +82,9 @@ struct RewrittenLayer {
 /// channel in symmetric int8, its bias in int32 at the scale of input times
 /// weight, its input and output in uint8 with the encodings of
 /// `encodings` (by tensor name: every layer's input, output and activation
-/// output must have one). A tensor with a per-channel encoding gets a
-/// per-axis DequantizeLinear for every reader but the Conv layers, which
-/// read a second DequantizeLinear of scale 1, `q - zp`; a Conv layer's
+/// output must have one). A tensor with a per-channel encoding is
+/// quantized and dequantized with scale 1 (the steps `q - zp`, which Conv
+/// layers read) and Muls by the channels' scales around that; a Conv layer's
 /// weight is multiplied by its input channels' scales and divided by its
 /// output channels' before it is quantized, and its QuantizeLinear has
 /// scale 1. `baseDir` is where external weight data lives.

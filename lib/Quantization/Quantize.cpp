@@ -104,19 +104,6 @@ private:
   llvm::StringMap<std::vector<int64_t>> shapes;
 };
 
-/// The dims of `name` in `host`: an output, or a graph input.
-llvm::ArrayRef<int64_t> dimsOf(const HostModel &host,
-                               const llvm::StringMap<size_t> &outputs,
-                               llvm::StringRef name) {
-  auto it = outputs.find(name);
-  if (it != outputs.end())
-    return host.outputDims(it->second);
-  for (size_t i = 0; i < host.inputCount(); ++i)
-    if (host.inputName(i) == name)
-      return host.inputDims(i);
-  return {};
-}
-
 LogicalResult
 Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
   std::vector<std::string> inputs = sampleInputs(model, importOptions);
@@ -168,7 +155,7 @@ Quantizer::calibrate(const std::vector<QuantizableLayer> &layers) {
           shapes[name].assign(dims.begin(), dims.end());
         }
         if (pass == 0 && perChannel.contains(name)) {
-          llvm::ArrayRef<int64_t> dims = dimsOf(*floatModel, outputs, name);
+          const std::vector<int64_t> &dims = shapes[name];
           if (dims.size() != 4) {
             perChannel.erase(name);
           } else {
