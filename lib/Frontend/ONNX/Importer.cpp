@@ -110,8 +110,11 @@ private:
   LogicalResult pinInputShapes();
   LogicalResult runShapeInference();
   /// Whether runShapeInference runs the ONNX library's inference on this
-  /// model (it does not on opsets and IR versions newer than it knows).
+  /// model (it does not on opsets newer than it knows, nor on a newer IR
+  /// version's element types and function overloads).
   bool shapeInferenceRuns();
+  /// usesOnlyLibraryTypes of the main graph, once computed (-1: not yet).
+  int memoizedLibraryTypes = -1;
   LogicalResult collectValueTypes(const ::onnx::GraphProto &graph);
   FailureOr<Type> convertType(const ::onnx::TypeProto &type, StringRef what);
   FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &tensor,
@@ -442,8 +445,8 @@ LogicalResult ModelImporter::checkAgainstSchema(const ::onnx::NodeProto &node,
   // against the schema the library's shape inference will use, which for
   // an opset newer than it knows is its newest one: its inference reads a
   // required input's type unchecked. Where the inference does not run at
-  // all (a default-domain opset or IR version newer than the library
-  // knows: runShapeInference), the input may have become optional since
+  // all (shapeInferenceRuns: a default-domain opset newer than the library
+  // knows, among others), the input may have become optional since
   // (OptionalHasElement's in opset 18) and the handler checks it.
   if (const ::onnx::OpSchema *inferred =
           shapeInferenceRuns()
@@ -741,17 +744,86 @@ LogicalResult ModelImporter::pinInputShapes() {
   return success();
 }
 
+namespace {
+
+bool isLibraryType(int32_t elemType) {
+  return ::onnx::TensorProto_DataType_IsValid(elemType);
+}
+
+bool usesOnlyLibraryTypes(const ::onnx::TypeProto &type) {
+  switch (type.value_case()) {
+  case ::onnx::TypeProto::kTensorType:
+    return isLibraryType(type.tensor_type().elem_type());
+  case ::onnx::TypeProto::kSequenceType:
+    return usesOnlyLibraryTypes(type.sequence_type().elem_type());
+  case ::onnx::TypeProto::kOptionalType:
+    return usesOnlyLibraryTypes(type.optional_type().elem_type());
+  case ::onnx::TypeProto::VALUE_NOT_SET:
+    return true;
+  default:
+    return false; // maps and sparse tensors: dlc refuses them anyway
+  }
+}
+
+/// Whether `graph` and its subgraphs name only element types the ONNX
+/// library knows: in its values' types, its tensors, and the attributes
+/// that choose an output's type (Cast's `to`, the generators' `dtype`).
+bool usesOnlyLibraryTypes(const ::onnx::GraphProto &graph) {
+  auto values = [](const auto &list) {
+    return llvm::all_of(list, [](const ::onnx::ValueInfoProto &vi) {
+      return usesOnlyLibraryTypes(vi.type());
+    });
+  };
+  if (!values(graph.input()) || !values(graph.output()) ||
+      !values(graph.value_info()))
+    return false;
+  auto tensorOk = [](const ::onnx::TensorProto &t) {
+    return isLibraryType(t.data_type());
+  };
+  if (!llvm::all_of(graph.initializer(), tensorOk))
+    return false;
+  for (const ::onnx::NodeProto &node : graph.node())
+    for (const ::onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_t() && !tensorOk(attr.t()))
+        return false;
+      if (!llvm::all_of(attr.tensors(), tensorOk))
+        return false;
+      if ((attr.name() == "to" || attr.name() == "dtype") && attr.has_i() &&
+          !isLibraryType(static_cast<int32_t>(attr.i())))
+        return false;
+      if (attr.has_g() && !usesOnlyLibraryTypes(attr.g()))
+        return false;
+      for (const ::onnx::GraphProto &g : attr.graphs())
+        if (!usesOnlyLibraryTypes(g))
+          return false;
+    }
+  return true;
+}
+
+} // namespace
+
 bool ModelImporter::shapeInferenceRuns() {
   // ONNX's shape inference here is the one of the installed ONNX library;
-  // it only knows the opsets and IR versions of its release, and on newer
-  // models it would apply old operator semantics. There, the conversion
-  // handlers alone derive types.
+  // it only knows the opsets of its release, and on newer ones it would
+  // apply old operator semantics. There, the conversion handlers alone
+  // derive types.
   auto range =
       ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("");
   auto it = opsets.find("");
   if (it != opsets.end() && it->second > range.second)
     return false;
-  return model.ir_version() <= ::onnx::Version::IR_VERSION;
+  if (model.ir_version() <= ::onnx::Version::IR_VERSION)
+    return true;
+  // A newer IR version (ONNX Runtime's and PyTorch's exporters write IR 9
+  // and 10 with opsets the library knows) changes no operator: what the
+  // library cannot read are the element types added since (float8, int4)
+  // and local functions told apart by overload. A model using neither is
+  // one the library's inference reads as its writer meant; without it,
+  // values the model does not declare stay untyped and, among others,
+  // dlc-fold-qdq cannot match a QDQ layer whose tensors are untyped.
+  if (memoizedLibraryTypes < 0)
+    memoizedLibraryTypes = usesOnlyLibraryTypes(model.graph()) ? 1 : 0;
+  return model.functions_size() == 0 && memoizedLibraryTypes == 1;
 }
 
 LogicalResult ModelImporter::runShapeInference() {

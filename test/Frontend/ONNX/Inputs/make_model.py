@@ -93,6 +93,39 @@ def sparse_model(kind):
     return m
 
 
+def qdq_ir10_model(kind):
+    """A QDQ convolution at IR version 10 (what ONNX Runtime's quantizer
+    writes for a model exported at IR 10), with a dynamic batch and no
+    value_info: only shape inference types what lies between its nodes.
+    qdq-ir10-int4 adds an int4 initializer (IR 10's type, which the ONNX
+    library here does not know) that nothing reads."""
+    rng = np.random.default_rng(0)
+    consts = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+        numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+        numpy_helper.from_array(
+            rng.integers(-9, 10, (4, 8, 3, 3)).astype(np.int8), "W"),
+        numpy_helper.from_array(np.full(4, 0.01, np.float32), "ws"),
+        numpy_helper.from_array(np.zeros(4, np.int8), "wz"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "ys"),
+        numpy_helper.from_array(np.array(128, np.uint8), "yz")]
+    if kind == "qdq-ir10-int4":
+        consts.append(helper.make_tensor("unused", TensorProto.INT4, [2],
+                                         [1, 2]))
+    nodes = [
+        helper.make_node("DequantizeLinear", ["X", "xs", "xz"], ["Xf"]),
+        helper.make_node("DequantizeLinear", ["W", "ws", "wz"], ["Wf"],
+                         axis=0),
+        helper.make_node("Conv", ["Xf", "Wf"], ["C"], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["C", "ys", "yz"], ["Y"])]
+    return graph_model(
+        nodes,
+        [helper.make_tensor_value_info("X", TensorProto.UINT8,
+                                       ["N", 8, 16, 16])],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+        consts, ir=10)
+
+
 def main():
     kind, out = sys.argv[1], sys.argv[2]
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
@@ -277,6 +310,8 @@ def main():
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
             [shape])
         save(m, out)
+    elif kind.startswith("qdq-ir10"):
+        save(qdq_ir10_model(kind), out)
     elif kind.startswith("sparse"):
         save(sparse_model(kind), out)
     else:
