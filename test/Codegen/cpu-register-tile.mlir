@@ -615,6 +615,34 @@ func.func @dot_channels(%x: memref<1x2x5x5x4xi8>, %w: memref<1x2x1x1x16x4xi8>, %
 
 // -----
 
+// The same over a workgroup of 2 output rows by 14 columns: both could be
+// the rows of a block; the columns, the longer, are (4 of them a block with
+// 8 accumulators, then one of 2), the output rows an outer loop.
+// DOT-LABEL: func.func @dot_channels_columns
+// DOT: scf.for %[[OH:.*]] = %{{.*}} to %c2 step
+// DOT: scf.for %{{.*}} = %{{.*}} to %c12 step %c4
+// DOT-COUNT-8: vector.load %arg2[%{{.*}}, %[[OH]], %{{.*}}] : memref<1x2x14x1x16xi32>, vector<8xi32>
+// DOT-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+// DOT: scf.for %{{.*}} = %{{.*}} to %c16 step %c16
+// DOT-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d5, d1 + d6, d2 + d7, d8)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d3, d5, d6, d7, d4, d8)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4)>
+func.func @dot_channels_columns(%x: memref<1x2x4x16x4xi8>, %w: memref<1x2x3x3x16x4xi8>, %out: memref<1x2x14x1x16xi32>) {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x2x4x16x4xi8>, memref<1x2x3x3x16x4xi8>) outs(%out : memref<1x2x14x1x16xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %0 = arith.extui %a : i8 to i32
+    %1 = arith.extsi %b : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
+
+// -----
+
 // Along pixels: a's vectors are 8 pixels x 4 input channels of a window
 // `ow + kw`, the filter's 4 bytes broadcast per output channel (row). 12
 // pixels are one vector and one of 4 lanes, whose bytes are loaded under a
