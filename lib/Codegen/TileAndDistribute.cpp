@@ -250,7 +250,8 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
                    const llvm::SmallBitVector &reduced,
                    const llvm::SmallBitVector &preferred, KernelWork work,
                    int64_t target, int64_t minWork,
-                   std::optional<ChannelLoop> channels, bool padsInput) {
+                   std::optional<ChannelLoop> channels, bool padsInput,
+                   std::optional<unsigned> columns) {
   TilingPlan plan;
   plan.workgroupTiles.assign(iterators.size(), 0);
   plan.workgroupSize = {1, 1, 1};
@@ -284,6 +285,8 @@ TilingPlan planCPU(ArrayRef<utils::IteratorType> iterators,
       lastParallel = i;
   if (channels)
     lastParallel = channels->loop;
+  else if (columns)
+    lastParallel = *columns;
   // Preferred loops first (in order), then the others; the grid keeps
   // loop order.
   SmallVector<unsigned> order;
@@ -720,6 +723,33 @@ LogicalResult tileKernel(func::FuncOp kernel,
     return success();
   }
   llvm::SmallBitVector reduced = reducedLoops(kernel, root, iterators.size());
+  // A repack for dot products (dlc-cpu-int8-conv's (N, C / 4, H, W, 4) of
+  // (N, C, H, W)) as the root, after the convolution that computes what it
+  // repacks: the convolution vectorizes the pixels, so the root's columns
+  // are W, not the 4 bytes of a word, which are never split. Split along
+  // W, MobileNetV2's 1x1 convolutions at 14x14 ran rows of 7 pixels, under
+  // half of a 16-lane vector.
+  std::optional<unsigned> columns;
+  if (options.maxThreads == 0 && extents.size() == 5 && extents.back() == 4 &&
+      reduced.none()) {
+    auto generic = dyn_cast<linalg::GenericOp>(rootOp);
+    bool producedHere = false;
+    kernel.walk([&](linalg::LinalgOp op) {
+      producedHere |= op.getNumReductionLoops() > 0;
+    });
+    MLIRContext *ctx = kernel.getContext();
+    AffineExpr d[5];
+    bindDims(ctx, d[0], d[1], d[2], d[3], d[4]);
+    AffineMap repack =
+        AffineMap::get(5, 0, {d[0], d[1] * 4 + d[4], d[2], d[3]}, ctx);
+    // (The repack has taken the elementwise ops before it by now, and
+    // lost its dlc.materialize: it is known by how it reads them.)
+    if (generic && producedHere &&
+        llvm::is_contained(generic.getIndexingMapsArray(), repack)) {
+      columns = 3;
+      reduced.set(4);
+    }
+  }
   bool padsInput = false;
   kernel.walk([&](tensor::PadOp) { padsInput = true; });
   llvm::SmallBitVector preferred(iterators.size());
@@ -770,7 +800,7 @@ LogicalResult tileKernel(func::FuncOp kernel,
   else
     plan = planCPU(iterators, extents, reduced, preferred,
                    kernelWork(kernel, extents), options.targetWorkgroups,
-                   options.minWork, channels, padsInput);
+                   options.minWork, channels, padsInput, columns);
   // What a workgroup builds in its scratch, when the target bounds it:
   // the padding of convolution inputs and the largest other temporary.
   if (options.maxThreads == 0 && options.scratchBytes > 0) {

@@ -269,6 +269,38 @@ func.func @columns_stay_wide(%a: tensor<7x64xf32>) -> tensor<7x64xf32> attribute
 
 // -----
 
+// CPU: a repack for dot products, (N, C / 4, H, W, 4) of (N, C, H, W), as
+// the root of the 1x1 convolution that computes what it repacks: the
+// convolution vectorizes along W, which stays whole (14 columns, as for an
+// NCHW root), and the 4 bytes of a word are never split; the rows give 7.
+// CHECK-LABEL: func.func @repack_root
+// CHECK-SAME: dlc.grid = array<i64: 7, 1, 1>
+// CHECK: scf.forall (%{{.*}}) = (0) to (14) step (2)
+#rx = affine_map<(n, f, h, w, c) -> (n, c, h, w)>
+#rw = affine_map<(n, f, h, w, c) -> (f, c)>
+#ro = affine_map<(n, f, h, w, c) -> (n, f, h, w)>
+#pin = affine_map<(n, b, h, w, k) -> (n, b * 4 + k, h, w)>
+#pout = affine_map<(n, b, h, w, k) -> (n, b, h, w, k)>
+func.func @repack_root(%x: tensor<1x16x14x14xf32>, %w: tensor<32x16xf32>) -> tensor<1x8x14x14x4xf32> attributes {dlc.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
+  %c = linalg.generic {indexing_maps = [#rx, #rw, #ro], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<1x16x14x14xf32>, tensor<32x16xf32>) outs(%f : tensor<1x32x14x14xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x14x14xf32>
+  %pe = tensor.empty() : tensor<1x8x14x14x4xf32>
+  %p = linalg.generic {indexing_maps = [#pin, #pout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%c : tensor<1x32x14x14xf32>) outs(%pe : tensor<1x8x14x14x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<1x8x14x14x4xf32>
+  return %p : tensor<1x8x14x14x4xf32>
+}
+
+// -----
+
 // CPU: a convolution that pads its input in the kernel is split along the
 // output rows first, in tiles of any size: every workgroup pads only the
 // rows its tile reads, where a split along output channels would pad the
