@@ -125,14 +125,38 @@ std::optional<SmallVector<unsigned>> loopOrder(linalg::LinalgOp op) {
   }
   if (!inner)
     return std::nullopt;
+  // An output that the best loop walks in steps of t, where a parallel
+  // loop of t trips fills the elements between (a repack to (..., W, 4),
+  // the next convolution's 4 bytes a word): that loop goes inside the best
+  // one. LLVM unrolls it whole, and the best loop's iterations then store
+  // t neighbouring elements, which it vectorizes as interleaved stores;
+  // with the best loop innermost, every store was strided and the loop
+  // stayed scalar (MobileNetV2's residual blocks ending in such a repack).
+  std::optional<unsigned> interleaved;
+  OpOperand *out = op.getDpsInitOperand(0);
+  auto outType = dyn_cast<MemRefType>(out->get().getType());
+  if (outType && iterators[*inner] == utils::IteratorType::parallel) {
+    AffineMap outMap = op.getMatchingIndexingMap(out);
+    std::optional<int64_t> innerStride = loopStride(outMap, outType, *inner);
+    for (unsigned d = 0; d < iterators.size() && innerStride; ++d) {
+      if (d == *inner || iterators[d] != utils::IteratorType::parallel ||
+          trips[d] < 2 || trips[d] > 4 || *innerStride != trips[d])
+        continue;
+      if (loopStride(outMap, outType, d) == std::optional<int64_t>(1))
+        interleaved = d;
+    }
+  }
   SmallVector<unsigned> order;
   for (unsigned i = 0; i < iterators.size(); ++i)
-    if (i != *inner && iterators[i] == utils::IteratorType::parallel)
+    if (i != *inner && i != interleaved &&
+        iterators[i] == utils::IteratorType::parallel)
       order.push_back(i);
   for (unsigned i = 0; i < iterators.size(); ++i)
     if (i != *inner && iterators[i] == utils::IteratorType::reduction)
       order.push_back(i);
   order.push_back(*inner);
+  if (interleaved)
+    order.push_back(*interleaved);
   bool identity = true;
   for (auto [i, o] : llvm::enumerate(order))
     identity &= i == o;

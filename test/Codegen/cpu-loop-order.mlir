@@ -111,3 +111,26 @@ func.func @transpose(%a: memref<4x8xf32>, %c: memref<8x4xf32>) {
   }
   return
 }
+
+// -----
+
+// A repack to 4 bytes a word, (C / 4, P, 4) of (C, P): the pixels p vectorize
+// best (the input contiguous, the output in steps of 4), and the 4-trip loop
+// that fills the bytes between goes inside them, so that LLVM unrolls it and
+// vectorizes p with interleaved stores (p innermost, every store strided,
+// stayed scalar).
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0 * 4 + d2, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @interleaved_repack
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+#ri = affine_map<(b, k, p) -> (b * 4 + k, p)>
+#ro = affine_map<(b, k, p) -> (b, p, k)>
+func.func @interleaved_repack(%in: memref<32x196xi32>, %out: memref<8x196x4xi8>) {
+  linalg.generic {indexing_maps = [#ri, #ro], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%in : memref<32x196xi32>) outs(%out : memref<8x196x4xi8>) {
+  ^bb0(%x: i32, %o: i8):
+    %t = arith.trunci %x : i32 to i8
+    linalg.yield %t : i8
+  }
+  return
+}

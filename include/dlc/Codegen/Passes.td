@@ -405,7 +405,10 @@ def CPULoopOrder : Pass<"dlc-cpu-loop-order", "mlir::func::FuncOp"> {
     stride (-2 for outputs), less for short trip counts. The best loop goes
     innermost, the other parallel loops outermost and the remaining
     reductions in between: matmul becomes i-k-j, a matmul with transposed B
-    keeps k innermost. Each output element still accumulates its reduction
+    keeps k innermost. Where the best loop walks the output in steps of t
+    (2 to 4) and a parallel loop of t trips fills the elements between (a
+    repack to 4 bytes a word), that loop goes inside it: LLVM unrolls it
+    and vectorizes the best loop with interleaved stores. Each output element still accumulates its reduction
     in the original order unless the reduction is innermost. Floating point
     arithmetic in the bodies of reductions is marked `contract` (fused
     multiply-add) and `reassoc` (so that an innermost reduction
