@@ -33,14 +33,26 @@ func.func @conv(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xui8> {
 
 // -----
 
-// Left alone: a bias whose scale is not sx * sw (the integer bias would
-// mean something else), and a Conv whose float result is also returned.
+// Not a QLinearConv: a bias whose scale is not sx * sw (the integer bias
+// would mean something else), and a Conv whose float result is also
+// returned. Both become ConvInteger and the dequantization of its sums
+// (times sx * sw, plus the bias as floats: 10 * 0.5 and -20 * 0.5), which
+// the QuantizeLinear reads as before.
 // CHECK-LABEL: func.func @bias_scale
-// CHECK: onnx.node "Conv"
 // CHECK-NOT: QLinearConv
+// CHECK: %[[S:.*]] = onnx.node "ConvInteger" (%arg0, %{{.*}}, %{{.*}}, %{{.*}}) {version = 10 : i64} : (tensor<1x4x8x8xui8>, tensor<2x4x1x1xi8>, tensor<ui8>, tensor<i8>) -> tensor<1x2x8x8xi32>
+// CHECK: %[[F:.*]] = onnx.node "Cast" (%[[S]]) {attrs = {to = 1 : i64}
+// CHECK: %[[K:.*]] = arith.constant dense<1.250000e-01> : tensor<1x2x1x1xf32>
+// CHECK: %[[M:.*]] = onnx.node "Mul" (%[[F]], %[[K]])
+// CHECK: %[[B:.*]] = arith.constant dense<{{\[\[\[\[}}5.000000e+00]], {{\[\[}}-1.000000e+01]]]]> : tensor<1x2x1x1xf32>
+// CHECK: %[[A:.*]] = onnx.node "Add" (%[[M]], %[[B]])
+// CHECK: onnx.node "QuantizeLinear" (%[[A]],
 // CHECK-LABEL: func.func @two_uses
-// CHECK: onnx.node "Conv"
 // CHECK-NOT: QLinearConv
+// CHECK: onnx.node "ConvInteger"
+// CHECK: %[[M:.*]] = onnx.node "Mul"
+// CHECK: %[[Y:.*]] = onnx.node "QuantizeLinear" (%[[M]],
+// CHECK: return %[[Y]], %[[M]]
 func.func @bias_scale(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xui8> {
   %sx = arith.constant dense<0.5> : tensor<f32>
   %zx = arith.constant dense<3> : tensor<ui8>
@@ -72,6 +84,51 @@ func.func @two_uses(%xq: tensor<1x4x8x8xui8>) -> (tensor<1x2x8x8xui8>, tensor<1x
   %c = onnx.node "Conv" (%x, %w) {version = 11 : i64} : (tensor<1x4x8x8xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x8x8xf32>
   %y = onnx.node "QuantizeLinear" (%c, %sy, %zy) {version = 13 : i64} : (tensor<1x2x8x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x8x8xui8>
   return %y, %c : tensor<1x2x8x8xui8>, tensor<1x2x8x8xf32>
+}
+
+// -----
+
+// TensorRT-style QDQ: only the convolution's inputs are quantized, its
+// result goes on in float (a float bias, per-channel weights). It becomes
+// ConvInteger, with the Conv's name and attributes, and the dequantization
+// of its sums: times sx * sw[m], plus the bias. Left alone where a scale is
+// not a constant (it would have to be read at run time).
+// CHECK-LABEL: func.func @conv_float_out
+// CHECK-NOT: "DequantizeLinear"
+// CHECK: %[[S:.*]] = onnx.node "ConvInteger" (%arg0, %{{.*}}, %{{.*}}, %{{.*}}) {attrs = {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}, name = "conv0", version = 10 : i64}
+// CHECK: %[[F:.*]] = onnx.node "Cast" (%[[S]])
+// CHECK: %[[K:.*]] = arith.constant dense<{{\[\[\[\[}}1.250000e-01]], {{\[\[}}6.250000e-02]]]]> : tensor<1x2x1x1xf32>
+// CHECK: %[[M:.*]] = onnx.node "Mul" (%[[F]], %[[K]])
+// CHECK: %[[B:.*]] = arith.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}-2.000000e+00]]]]> : tensor<1x2x1x1xf32>
+// CHECK: %[[A:.*]] = onnx.node "Add" (%[[M]], %[[B]])
+// CHECK: %[[R:.*]] = onnx.node "Relu" (%[[A]])
+// CHECK: return %[[R]]
+// CHECK-LABEL: func.func @conv_runtime_scale
+// CHECK: onnx.node "DequantizeLinear"
+// CHECK: onnx.node "Conv"
+// CHECK-NOT: ConvInteger
+func.func @conv_float_out(%xq: tensor<1x4x8x8xui8>) -> tensor<1x2x8x8xf32> {
+  %sx = arith.constant dense<0.5> : tensor<f32>
+  %zx = arith.constant dense<3> : tensor<ui8>
+  %wq = arith.constant dense<1> : tensor<2x4x3x3xi8>
+  %sw = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %zw = arith.constant dense<0> : tensor<2xi8>
+  %b = arith.constant dense<[1.0, -2.0]> : tensor<2xf32>
+  %x = onnx.node "DequantizeLinear" (%xq, %sx, %zx) {version = 13 : i64} : (tensor<1x4x8x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xf32>
+  %w = onnx.node "DequantizeLinear" (%wq, %sw, %zw) {version = 13 : i64, attrs = {axis = 0 : i64}} : (tensor<2x4x3x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x4x3x3xf32>
+  %c = onnx.node "Conv" (%x, %w, %b) {version = 11 : i64, name = "conv0", attrs = {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}} : (tensor<1x4x8x8xf32>, tensor<2x4x3x3xf32>, tensor<2xf32>) -> tensor<1x2x8x8xf32>
+  %r = onnx.node "Relu" (%c) {version = 14 : i64} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %r : tensor<1x2x8x8xf32>
+}
+func.func @conv_runtime_scale(%xq: tensor<1x4x8x8xui8>, %sx: tensor<f32>) -> tensor<1x2x8x8xf32> {
+  %zx = arith.constant dense<3> : tensor<ui8>
+  %wq = arith.constant dense<1> : tensor<2x4x3x3xi8>
+  %sw = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %zw = arith.constant dense<0> : tensor<2xi8>
+  %x = onnx.node "DequantizeLinear" (%xq, %sx, %zx) {version = 13 : i64} : (tensor<1x4x8x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4x8x8xf32>
+  %w = onnx.node "DequantizeLinear" (%wq, %sw, %zw) {version = 13 : i64, attrs = {axis = 0 : i64}} : (tensor<2x4x3x3xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<2x4x3x3xf32>
+  %c = onnx.node "Conv" (%x, %w) {version = 11 : i64, attrs = {kernel_shape = [3, 3], pads = [1, 1, 1, 1]}} : (tensor<1x4x8x8xf32>, tensor<2x4x3x3xf32>) -> tensor<1x2x8x8xf32>
+  return %c : tensor<1x2x8x8xf32>
 }
 
 // -----

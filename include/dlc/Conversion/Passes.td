@@ -61,6 +61,14 @@ def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
     com.microsoft QGemm with the Gemm's transA, transB and alpha (b per
     tensor or per output column, c an int32 bias as above, beta 1).
 
+    A Conv of dequantized 8-bit input and weights whose result is not
+    quantized again (TensorRT-style QDQ, with QuantizeLinear only before
+    each convolution's inputs, or a result the matches above leave)
+    becomes `ConvInteger(xq, wq, zx, zw)`, cast to f32, times sx * sw[m]
+    and plus the bias, when the scales, zero points and bias are constants
+    (the bias a float constant or the DequantizeLinear of constants), and
+    the Conv is 2-D.
+
     And `Mul(DequantizeLinear(q, 1, z), c)` with a constant `c` that
     varies along axis 1 only becomes `DequantizeLinear(q, c, z)` per axis
     1 (bit-exact), after the convolutions have taken their inputs: the

@@ -267,6 +267,109 @@ SmallVector<onnx::NodeOp> foldMatrixProduct(onnx::NodeOp q) {
   return maybeDead;
 }
 
+/// The float bias of a Conv, per output channel, when it is known at
+/// compile time: a constant, or the DequantizeLinear of constants (an int32
+/// bias as quantizers write it). `m` is the output channel count.
+std::optional<SmallVector<float>> constantBias(Value bias, int64_t m) {
+  if (std::optional<SmallVector<float>> v = constantValues<float>(bias))
+    return static_cast<int64_t>(v->size()) == m ? v : std::nullopt;
+  onnx::NodeOp db = producer(bias, "DequantizeLinear", 2);
+  if (!db)
+    return std::nullopt;
+  std::optional<SmallVector<int32_t>> q =
+      constantValues<int32_t>(db.getInputs()[0]);
+  std::optional<SmallVector<float>> scale =
+      constantValues<float>(db.getInputs()[1]);
+  std::optional<SmallVector<int32_t>> zero =
+      db.hasInput(2)
+          ? constantValues<int32_t>(db.getInputs()[2])
+          : std::optional<SmallVector<int32_t>>(SmallVector<int32_t>{0});
+  if (!q || !scale || !zero || static_cast<int64_t>(q->size()) != m ||
+      (scale->size() != 1 && static_cast<int64_t>(scale->size()) != m) ||
+      (zero->size() != 1 && static_cast<int64_t>(zero->size()) != m))
+    return std::nullopt;
+  SmallVector<float> out(m);
+  for (int64_t i = 0; i < m; ++i)
+    out[i] = static_cast<float>((*q)[i] - (*zero)[zero->size() == 1 ? 0 : i]) *
+             (*scale)[scale->size() == 1 ? 0 : i];
+  return out;
+}
+
+/// Rewrites a Conv of dequantized 8-bit input and weights whose result
+/// stays float (TensorRT-style QDQ: QuantizeLinear before a convolution's
+/// inputs only, its output going on in float to the next ones) into
+/// ConvInteger and the dequantization of its sums, (sum) * sx * sw[m] +
+/// b[m], when the scales, zero points and bias are constants. Returns the
+/// nodes that may have become dead.
+SmallVector<onnx::NodeOp> foldConvFloatOut(onnx::NodeOp conv) {
+  if (conv.getNumResults() != 1)
+    return {};
+  auto yType = dyn_cast<RankedTensorType>(conv.getResult(0).getType());
+  onnx::NodeOp dx = producer(conv.getInputs()[0], "DequantizeLinear", 2);
+  onnx::NodeOp dw = producer(conv.getInputs()[1], "DequantizeLinear", 2);
+  if (!yType || !yType.getElementType().isF32() || yType.getRank() != 4 ||
+      !isDequantize(dx, std::nullopt) || !isDequantize(dw, 0))
+    return {};
+  int64_t m = yType.getDimSize(1);
+  std::optional<SmallVector<float>> sx =
+      constantValues<float>(dx.getInputs()[1]);
+  std::optional<SmallVector<float>> sw =
+      constantValues<float>(dw.getInputs()[1]);
+  ElementsAttr zx, zw;
+  if (ShapedType::isDynamic(m) || !sx || !sw ||
+      (sw->size() != 1 && static_cast<int64_t>(sw->size()) != m) ||
+      !matchPattern(dx.getInputs()[2], m_Constant(&zx)) ||
+      !matchPattern(dw.getInputs()[2], m_Constant(&zw)))
+    return {};
+  std::optional<SmallVector<float>> bias;
+  if (conv.hasInput(2) && !(bias = constantBias(conv.getInputs()[2], m)))
+    return {};
+  OpBuilder b(conv);
+  Location loc = conv.getLoc();
+  auto i32Type = RankedTensorType::get(yType.getShape(), b.getI32Type());
+  // ConvInteger exists since opset 10 and takes Conv's attributes.
+  auto sums = onnx::NodeOp::create(
+      b, loc, TypeRange{i32Type}, "ConvInteger", "", 10, conv.getNameAttr(),
+      conv.getAttrs(), /*graph_attrs=*/ArrayAttr(),
+      ValueRange{dx.getInputs()[0], dw.getInputs()[0], dx.getInputs()[2],
+                 dw.getInputs()[2]},
+      /*graphsCount=*/0);
+  auto cast = onnx::NodeOp::create(
+      b, loc, TypeRange{yType}, "Cast", "", 13, StringAttr(),
+      b.getDictionaryAttr(
+          b.getNamedAttr("to", b.getI64IntegerAttr(1 /*TensorProto::FLOAT*/))),
+      /*graph_attrs=*/ArrayAttr(), ValueRange{sums.getResult(0)},
+      /*graphsCount=*/0);
+  auto perChannel = RankedTensorType::get({1, m, 1, 1}, b.getF32Type());
+  SmallVector<float> scale(m);
+  for (int64_t i = 0; i < m; ++i)
+    scale[i] = (*sx)[0] * (*sw)[sw->size() == 1 ? 0 : i];
+  Value scales = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(perChannel, ArrayRef(scale)));
+  auto scaled = onnx::NodeOp::create(
+      b, loc, TypeRange{yType}, "Mul", "", 14, StringAttr(),
+      b.getDictionaryAttr({}), /*graph_attrs=*/ArrayAttr(),
+      ValueRange{cast.getResult(0), scales}, /*graphsCount=*/0);
+  Value result = scaled.getResult(0);
+  if (bias) {
+    Value biases = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(perChannel, ArrayRef(*bias)));
+    result = onnx::NodeOp::create(b, loc, TypeRange{yType}, "Add", "", 14,
+                                  StringAttr(), b.getDictionaryAttr({}),
+                                  /*graph_attrs=*/ArrayAttr(),
+                                  ValueRange{result, biases},
+                                  /*graphsCount=*/0)
+                 .getResult(0);
+  }
+  SmallVector<onnx::NodeOp> maybeDead = {dx, dw};
+  if (conv.hasInput(2))
+    if (onnx::NodeOp db = producer(conv.getInputs()[2], "DequantizeLinear", 2))
+      maybeDead.push_back(db);
+  conv.getResult(0).replaceAllUsesWith(result);
+  conv.erase();
+  return maybeDead;
+}
+
 /// Rewrites `mul` = Mul(DequantizeLinear(q, 1, z), c), with c a constant
 /// that varies along axis 1 only ([1, C, 1, ...]), to DequantizeLinear(q,
 /// c, z) per axis 1: the per-channel activations of `dlc-compile
@@ -344,6 +447,16 @@ struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
         dead = foldMatrixProduct(q);
       maybeDead.append(dead);
     }
+    // The convolutions of dequantized inputs left: their results stay
+    // float.
+    SmallVector<onnx::NodeOp> convs;
+    getOperation().walk([&](onnx::NodeOp node) {
+      if (node.getOpType() == "Conv" && node.getDomain().empty() &&
+          node.hasInput(0) && node.hasInput(1))
+        convs.push_back(node);
+    });
+    for (onnx::NodeOp conv : convs)
+      maybeDead.append(foldConvFloatOut(conv));
     // After the convolutions: a DequantizeLinear they read is then read by
     // the Mul alone.
     for (onnx::NodeOp mul : muls)
