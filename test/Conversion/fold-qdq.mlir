@@ -133,6 +133,29 @@ func.func @conv_runtime_scale(%xq: tensor<1x4x8x8xui8>, %sx: tensor<f32>) -> ten
 
 // -----
 
+// The same for a MatMul whose result stays float: MatMulInteger, with the
+// MatMul's name, its sums times sa * sb[n].
+// CHECK-LABEL: func.func @matmul_float_out
+// CHECK-NOT: "DequantizeLinear"
+// CHECK: %[[S:.*]] = onnx.node "MatMulInteger" (%arg0, %{{.*}}, %{{.*}}, %{{.*}}) {name = "mm0", version = 10 : i64} : (tensor<2x3x4xui8>, tensor<4x2xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<2x3x2xi32>
+// CHECK: %[[F:.*]] = onnx.node "Cast" (%[[S]])
+// CHECK: %[[K:.*]] = arith.constant dense<[1.250000e-01, 6.250000e-02]> : tensor<2xf32>
+// CHECK: %[[M:.*]] = onnx.node "Mul" (%[[F]], %[[K]])
+// CHECK: return %[[M]]
+func.func @matmul_float_out(%aq: tensor<2x3x4xui8>) -> tensor<2x3x2xf32> {
+  %sa = arith.constant dense<0.5> : tensor<f32>
+  %za = arith.constant dense<3> : tensor<ui8>
+  %bq = arith.constant dense<1> : tensor<4x2xi8>
+  %sb = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %zb = arith.constant dense<0> : tensor<2xi8>
+  %a = onnx.node "DequantizeLinear" (%aq, %sa, %za) {version = 13 : i64} : (tensor<2x3x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3x4xf32>
+  %b = onnx.node "DequantizeLinear" (%bq, %sb, %zb) {version = 13 : i64, attrs = {axis = 1 : i64}} : (tensor<4x2xi8>, tensor<2xf32>, tensor<2xi8>) -> tensor<4x2xf32>
+  %y = onnx.node "MatMul" (%a, %b) {version = 13 : i64, name = "mm0"} : (tensor<2x3x4xf32>, tensor<4x2xf32>) -> tensor<2x3x2xf32>
+  return %y : tensor<2x3x2xf32>
+}
+
+// -----
+
 // A QDQ MatMul: u8 activations, s8 weights per output column (axis 1 of a
 // (K, N) matrix). It becomes QLinearMatMul with the MatMul's name.
 // CHECK-LABEL: func.func @matmul

@@ -67,7 +67,9 @@ def FoldQDQ : Pass<"dlc-fold-qdq", "mlir::func::FuncOp"> {
     becomes `ConvInteger(xq, wq, zx, zw)`, cast to f32, times sx * sw[m]
     and plus the bias, when the scales, zero points and bias are constants
     (the bias a float constant or the DequantizeLinear of constants), and
-    the Conv is 2-D.
+    the Conv is 2-D. Likewise such a MatMul (a per tensor, b a matrix per
+    tensor or per output column) becomes `MatMulInteger`, cast, times
+    sa * sb[n].
 
     And `Mul(DequantizeLinear(q, 1, z), c)` with a constant `c` that
     varies along axis 1 only becomes `DequantizeLinear(q, c, z)` per axis

@@ -370,6 +370,64 @@ SmallVector<onnx::NodeOp> foldConvFloatOut(onnx::NodeOp conv) {
   return maybeDead;
 }
 
+/// Likewise a MatMul of a dequantized 8-bit activation (per tensor) and
+/// matrix (per tensor or per output column) whose result stays float:
+/// MatMulInteger, cast to f32, times sa * sb[n].
+SmallVector<onnx::NodeOp> foldMatMulFloatOut(onnx::NodeOp mm) {
+  if (mm.getNumResults() != 1)
+    return {};
+  auto yType = dyn_cast<RankedTensorType>(mm.getResult(0).getType());
+  onnx::NodeOp da = producer(mm.getInputs()[0], "DequantizeLinear", 2);
+  onnx::NodeOp db = producer(mm.getInputs()[1], "DequantizeLinear", 2);
+  auto bType = db ? dyn_cast<RankedTensorType>(db.getInputs()[0].getType())
+                  : RankedTensorType();
+  if (!yType || !yType.getElementType().isF32() || yType.getRank() < 2 ||
+      !bType || bType.getRank() != 2 || !bType.hasStaticShape() ||
+      !isDequantize(da, std::nullopt) || !isDequantize(db, 1))
+    return {};
+  int64_t n = bType.getDimSize(1);
+  std::optional<SmallVector<float>> sa =
+      constantValues<float>(da.getInputs()[1]);
+  std::optional<SmallVector<float>> sb =
+      constantValues<float>(db.getInputs()[1]);
+  ElementsAttr za, zb;
+  if (!sa || !sb ||
+      (sb->size() != 1 && static_cast<int64_t>(sb->size()) != n) ||
+      !matchPattern(da.getInputs()[2], m_Constant(&za)) ||
+      !matchPattern(db.getInputs()[2], m_Constant(&zb)))
+    return {};
+  OpBuilder b(mm);
+  Location loc = mm.getLoc();
+  auto i32Type = RankedTensorType::get(yType.getShape(), b.getI32Type());
+  // MatMulInteger exists since opset 10.
+  auto sums = onnx::NodeOp::create(
+      b, loc, TypeRange{i32Type}, "MatMulInteger", "", 10, mm.getNameAttr(),
+      b.getDictionaryAttr({}), /*graph_attrs=*/ArrayAttr(),
+      ValueRange{da.getInputs()[0], db.getInputs()[0], da.getInputs()[2],
+                 db.getInputs()[2]},
+      /*graphsCount=*/0);
+  auto cast = onnx::NodeOp::create(
+      b, loc, TypeRange{yType}, "Cast", "", 13, StringAttr(),
+      b.getDictionaryAttr(
+          b.getNamedAttr("to", b.getI64IntegerAttr(1 /*TensorProto::FLOAT*/))),
+      /*graph_attrs=*/ArrayAttr(), ValueRange{sums.getResult(0)},
+      /*graphsCount=*/0);
+  SmallVector<float> scale(n);
+  for (int64_t i = 0; i < n; ++i)
+    scale[i] = (*sa)[0] * (*sb)[sb->size() == 1 ? 0 : i];
+  Value scales = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({n}, b.getF32Type()),
+                             ArrayRef(scale)));
+  auto scaled = onnx::NodeOp::create(
+      b, loc, TypeRange{yType}, "Mul", "", 14, StringAttr(),
+      b.getDictionaryAttr({}), /*graph_attrs=*/ArrayAttr(),
+      ValueRange{cast.getResult(0), scales}, /*graphsCount=*/0);
+  mm.getResult(0).replaceAllUsesWith(scaled.getResult(0));
+  mm.erase();
+  return {da, db};
+}
+
 /// Rewrites `mul` = Mul(DequantizeLinear(q, 1, z), c), with c a constant
 /// that varies along axis 1 only ([1, C, 1, ...]), to DequantizeLinear(q,
 /// c, z) per axis 1: the per-channel activations of `dlc-compile
@@ -449,14 +507,19 @@ struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
     }
     // The convolutions of dequantized inputs left: their results stay
     // float.
-    SmallVector<onnx::NodeOp> convs;
+    SmallVector<onnx::NodeOp> convs, matmuls;
     getOperation().walk([&](onnx::NodeOp node) {
-      if (node.getOpType() == "Conv" && node.getDomain().empty() &&
-          node.hasInput(0) && node.hasInput(1))
+      if (!node.getDomain().empty() || !node.hasInput(0) || !node.hasInput(1))
+        return;
+      if (node.getOpType() == "Conv")
         convs.push_back(node);
+      if (node.getOpType() == "MatMul")
+        matmuls.push_back(node);
     });
     for (onnx::NodeOp conv : convs)
       maybeDead.append(foldConvFloatOut(conv));
+    for (onnx::NodeOp mm : matmuls)
+      maybeDead.append(foldMatMulFloatOut(mm));
     // After the convolutions: a DequantizeLinear they read is then read by
     // the Mul alone.
     for (onnx::NodeOp mul : muls)
