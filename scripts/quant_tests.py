@@ -288,6 +288,46 @@ def qgemm_const(out, rng, name, m, k, n, trans_b):
                         for nm, v in init.items()])
 
 
+def qdq_float_out(out, rng, name, tx, op):
+    """TensorRT-style QDQ: QuantizeLinear/DequantizeLinear before a Conv's
+    (or MatMul's) inputs only, its result going on in float (a float bias,
+    a Relu after). dlc-fold-qdq makes it ConvInteger (MatMulInteger) and
+    the dequantization of its sums; ONNX Runtime runs it as written."""
+    zero = np.array(125 if tx == TensorProto.UINT8 else -3, NP[tx])
+    if op == "Conv":
+        x_shape, w_shape, axis = (1, 24, 20, 20), (32, 24, 3, 3), 0
+    else:
+        x_shape, w_shape, axis = (8, 5, 64), (64, 40), 1
+    channels = w_shape[axis]
+    init = {
+        "x_scale": np.array(0.03, np.float32), "x_zero_point": zero,
+        "w": rand(rng, TensorProto.INT8, w_shape),
+        "w_scale": rng.uniform(0.002, 0.01, (channels,)).astype(np.float32),
+        "w_zero_point": np.zeros((channels,), np.int8),
+        "B": rng.standard_normal(channels).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero_point"],
+                         ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "x_scale",
+                                              "x_zero_point"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "w_scale",
+                                              "w_zero_point"], ["wd"],
+                         axis=axis)]
+    if op == "Conv":
+        nodes.append(helper.make_node("Conv", ["xd", "wd", "B"], ["c"],
+                                      kernel_shape=[3, 3], pads=[1] * 4))
+    else:
+        nodes += [helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+                  helper.make_node("Add", ["m", "B"], ["c"])]
+    nodes.append(helper.make_node("Relu", ["c"], ["y"]))
+    feeds = {"x": (rng.standard_normal(x_shape) * 2).astype(np.float32)}
+    write(out, name, nodes, [("x", TensorProto.FLOAT)],
+          [("y", TensorProto.FLOAT)], feeds,
+          initializers=[numpy_helper.from_array(v, n)
+                        for n, v in init.items()])
+
+
 def generate(out):
     fresh_dir(out)
     rng = np.random.default_rng(7)
@@ -345,6 +385,10 @@ def generate(out):
     dynamic_integer(out, rng, "test_q_dynamic_matmulinteger_k130",
                     "MatMulInteger", (24, 130), (130, 64), 123)
     qgemm_const(out, rng, "test_q_const_qgemm_transb_k130", 3, 130, 50, 1)
+    # QDQ layers whose result stays float (TensorRT's placement).
+    qdq_float_out(out, rng, "test_q_qdq_float_out_conv_u8", U8, "Conv")
+    qdq_float_out(out, rng, "test_q_qdq_float_out_conv_s8", S8, "Conv")
+    qdq_float_out(out, rng, "test_q_qdq_float_out_matmul_u8", U8, "MatMul")
     qgemm_const(out, rng, "test_q_const_qgemm_k64", 7, 64, 40, 0)
     # Output channels or columns that end in a partial block of lanes, at
     # sizes split into several workgroups (a detector head of 42 channels;
