@@ -295,6 +295,61 @@ std::optional<SmallVector<float>> constantBias(Value bias, int64_t m) {
   return out;
 }
 
+/// sx * sw[c] for each of `channels` output channels, when the two
+/// DequantizeLinear nodes of a product's inputs have constant scales (x's
+/// one, w's one or one per channel) and constant zero points.
+std::optional<SmallVector<float>>
+productScales(onnx::NodeOp dx, onnx::NodeOp dw, int64_t channels) {
+  std::optional<SmallVector<float>> sx =
+      constantValues<float>(dx.getInputs()[1]);
+  std::optional<SmallVector<float>> sw =
+      constantValues<float>(dw.getInputs()[1]);
+  ElementsAttr zx, zw;
+  if (ShapedType::isDynamic(channels) || !sx || sx->size() != 1 || !sw ||
+      (sw->size() != 1 && static_cast<int64_t>(sw->size()) != channels) ||
+      !matchPattern(dx.getInputs()[2], m_Constant(&zx)) ||
+      !matchPattern(dw.getInputs()[2], m_Constant(&zw)))
+    return std::nullopt;
+  SmallVector<float> scale(channels);
+  for (int64_t i = 0; i < channels; ++i)
+    scale[i] = (*sx)[0] * (*sw)[sw->size() == 1 ? 0 : i];
+  return scale;
+}
+
+/// The float result of a product of dequantized inputs computed on their
+/// 8-bit values: `opType` (ConvInteger or MatMulInteger, opset 10, with
+/// `name` and `attrs`) of dx's and dw's quantized inputs and zero points,
+/// cast to `yType`'s f32 and times `scale`, a constant of shape
+/// `scaleShape` that broadcasts along the output channels.
+Value integerProduct(OpBuilder &b, Location loc, StringRef opType,
+                     StringAttr name, DictionaryAttr attrs, onnx::NodeOp dx,
+                     onnx::NodeOp dw, RankedTensorType yType,
+                     ArrayRef<float> scale, ArrayRef<int64_t> scaleShape) {
+  auto i32Type = RankedTensorType::get(yType.getShape(), b.getI32Type());
+  auto sums = onnx::NodeOp::create(
+      b, loc, TypeRange{i32Type}, opType, "", 10, name, attrs,
+      /*graph_attrs=*/ArrayAttr(),
+      ValueRange{dx.getInputs()[0], dw.getInputs()[0], dx.getInputs()[2],
+                 dw.getInputs()[2]},
+      /*graphsCount=*/0);
+  auto cast = onnx::NodeOp::create(
+      b, loc, TypeRange{yType}, "Cast", "", 13, StringAttr(),
+      b.getDictionaryAttr(
+          b.getNamedAttr("to", b.getI64IntegerAttr(1 /*TensorProto::FLOAT*/))),
+      /*graph_attrs=*/ArrayAttr(), ValueRange{sums.getResult(0)},
+      /*graphsCount=*/0);
+  Value scales = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get(scaleShape, b.getF32Type()),
+                             scale));
+  return onnx::NodeOp::create(b, loc, TypeRange{yType}, "Mul", "", 14,
+                              StringAttr(), b.getDictionaryAttr({}),
+                              /*graph_attrs=*/ArrayAttr(),
+                              ValueRange{cast.getResult(0), scales},
+                              /*graphsCount=*/0)
+      .getResult(0);
+}
+
 /// Rewrites a Conv of dequantized 8-bit input and weights whose result
 /// stays float (TensorRT-style QDQ: QuantizeLinear before a convolution's
 /// inputs only, its output going on in float to the next ones) into
@@ -311,46 +366,19 @@ SmallVector<onnx::NodeOp> foldConvFloatOut(onnx::NodeOp conv) {
       !isDequantize(dx, std::nullopt) || !isDequantize(dw, 0))
     return {};
   int64_t m = yType.getDimSize(1);
-  std::optional<SmallVector<float>> sx =
-      constantValues<float>(dx.getInputs()[1]);
-  std::optional<SmallVector<float>> sw =
-      constantValues<float>(dw.getInputs()[1]);
-  ElementsAttr zx, zw;
-  if (ShapedType::isDynamic(m) || !sx || !sw ||
-      (sw->size() != 1 && static_cast<int64_t>(sw->size()) != m) ||
-      !matchPattern(dx.getInputs()[2], m_Constant(&zx)) ||
-      !matchPattern(dw.getInputs()[2], m_Constant(&zw)))
+  std::optional<SmallVector<float>> scale = productScales(dx, dw, m);
+  if (!scale)
     return {};
   std::optional<SmallVector<float>> bias;
   if (conv.hasInput(2) && !(bias = constantBias(conv.getInputs()[2], m)))
     return {};
   OpBuilder b(conv);
   Location loc = conv.getLoc();
-  auto i32Type = RankedTensorType::get(yType.getShape(), b.getI32Type());
-  // ConvInteger exists since opset 10 and takes Conv's attributes.
-  auto sums = onnx::NodeOp::create(
-      b, loc, TypeRange{i32Type}, "ConvInteger", "", 10, conv.getNameAttr(),
-      conv.getAttrs(), /*graph_attrs=*/ArrayAttr(),
-      ValueRange{dx.getInputs()[0], dw.getInputs()[0], dx.getInputs()[2],
-                 dw.getInputs()[2]},
-      /*graphsCount=*/0);
-  auto cast = onnx::NodeOp::create(
-      b, loc, TypeRange{yType}, "Cast", "", 13, StringAttr(),
-      b.getDictionaryAttr(
-          b.getNamedAttr("to", b.getI64IntegerAttr(1 /*TensorProto::FLOAT*/))),
-      /*graph_attrs=*/ArrayAttr(), ValueRange{sums.getResult(0)},
-      /*graphsCount=*/0);
   auto perChannel = RankedTensorType::get({1, m, 1, 1}, b.getF32Type());
-  SmallVector<float> scale(m);
-  for (int64_t i = 0; i < m; ++i)
-    scale[i] = (*sx)[0] * (*sw)[sw->size() == 1 ? 0 : i];
-  Value scales = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(perChannel, ArrayRef(scale)));
-  auto scaled = onnx::NodeOp::create(
-      b, loc, TypeRange{yType}, "Mul", "", 14, StringAttr(),
-      b.getDictionaryAttr({}), /*graph_attrs=*/ArrayAttr(),
-      ValueRange{cast.getResult(0), scales}, /*graphsCount=*/0);
-  Value result = scaled.getResult(0);
+  // ConvInteger takes Conv's attributes.
+  Value result =
+      integerProduct(b, loc, "ConvInteger", conv.getNameAttr(), conv.getAttrs(),
+                     dx, dw, yType, *scale, perChannel.getShape());
   if (bias) {
     Value biases = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(perChannel, ArrayRef(*bias)));
@@ -386,44 +414,14 @@ SmallVector<onnx::NodeOp> foldMatMulFloatOut(onnx::NodeOp mm) {
       !isDequantize(da, std::nullopt) || !isDequantize(db, 1))
     return {};
   int64_t n = bType.getDimSize(1);
-  std::optional<SmallVector<float>> sa =
-      constantValues<float>(da.getInputs()[1]);
-  std::optional<SmallVector<float>> sb =
-      constantValues<float>(db.getInputs()[1]);
-  ElementsAttr za, zb;
-  if (!sa || !sb ||
-      (sb->size() != 1 && static_cast<int64_t>(sb->size()) != n) ||
-      !matchPattern(da.getInputs()[2], m_Constant(&za)) ||
-      !matchPattern(db.getInputs()[2], m_Constant(&zb)))
+  std::optional<SmallVector<float>> scale = productScales(da, db, n);
+  if (!scale)
     return {};
   OpBuilder b(mm);
   Location loc = mm.getLoc();
-  auto i32Type = RankedTensorType::get(yType.getShape(), b.getI32Type());
-  // MatMulInteger exists since opset 10.
-  auto sums = onnx::NodeOp::create(
-      b, loc, TypeRange{i32Type}, "MatMulInteger", "", 10, mm.getNameAttr(),
-      b.getDictionaryAttr({}), /*graph_attrs=*/ArrayAttr(),
-      ValueRange{da.getInputs()[0], db.getInputs()[0], da.getInputs()[2],
-                 db.getInputs()[2]},
-      /*graphsCount=*/0);
-  auto cast = onnx::NodeOp::create(
-      b, loc, TypeRange{yType}, "Cast", "", 13, StringAttr(),
-      b.getDictionaryAttr(
-          b.getNamedAttr("to", b.getI64IntegerAttr(1 /*TensorProto::FLOAT*/))),
-      /*graph_attrs=*/ArrayAttr(), ValueRange{sums.getResult(0)},
-      /*graphsCount=*/0);
-  SmallVector<float> scale(n);
-  for (int64_t i = 0; i < n; ++i)
-    scale[i] = (*sa)[0] * (*sb)[sb->size() == 1 ? 0 : i];
-  Value scales = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(RankedTensorType::get({n}, b.getF32Type()),
-                             ArrayRef(scale)));
-  auto scaled = onnx::NodeOp::create(
-      b, loc, TypeRange{yType}, "Mul", "", 14, StringAttr(),
-      b.getDictionaryAttr({}), /*graph_attrs=*/ArrayAttr(),
-      ValueRange{cast.getResult(0), scales}, /*graphsCount=*/0);
-  mm.getResult(0).replaceAllUsesWith(scaled.getResult(0));
+  mm.getResult(0).replaceAllUsesWith(
+      integerProduct(b, loc, "MatMulInteger", mm.getNameAttr(),
+                     b.getDictionaryAttr({}), da, db, yType, *scale, {n}));
   mm.erase();
   return {da, db};
 }
