@@ -149,23 +149,28 @@ static void dlc_fuzz_run(dlc_context_t *context, dlc_model_t *model,
       fprintf(stderr, "session refused: %s\n", dlc_context_message(context));
     return;
   }
-  for (i = 0; i < inputs; ++i) {
-    uint8_t *data;
-    if (dlc_model_input_info(model, i, &info) != DLC_OK)
-      dlc_fuzz_fail("dlc_model_input_info", DLC_OK, "");
-    data = (uint8_t *)malloc(info.size_bytes ? info.size_bytes : 1);
-    if (!data)
-      abort();
-    dlc_fuzz_fill(data, info.size_bytes, i);
-    status = dlc_session_set_input(session, i, data, info.size_bytes);
-    free(data);
-    if (status != DLC_OK)
-      dlc_fuzz_fail("dlc_session_set_input", status,
-                    dlc_session_message(session));
-  }
-  for (round = 0; round < 2; ++round)
+  /* Inputs are set before each run: an artifact may let a run reuse an
+   * input's memory (a flag outside the code's trust domain, so patched
+   * artifacts set it too), and the runtime then refuses a run whose
+   * inputs were not set again, as the API documents. */
+  for (round = 0; round < 2; ++round) {
+    for (i = 0; i < inputs; ++i) {
+      uint8_t *data;
+      if (dlc_model_input_info(model, i, &info) != DLC_OK)
+        dlc_fuzz_fail("dlc_model_input_info", DLC_OK, "");
+      data = (uint8_t *)malloc(info.size_bytes ? info.size_bytes : 1);
+      if (!data)
+        abort();
+      dlc_fuzz_fill(data, info.size_bytes, i);
+      status = dlc_session_set_input(session, i, data, info.size_bytes);
+      free(data);
+      if (status != DLC_OK)
+        dlc_fuzz_fail("dlc_session_set_input", status,
+                      dlc_session_message(session));
+    }
     if ((status = dlc_session_run(session)) != DLC_OK)
       dlc_fuzz_fail("dlc_session_run", status, dlc_session_message(session));
+  }
   for (i = 0; i < output_count; ++i) {
     uint8_t *data;
     if (dlc_model_output_info(model, i, &info) != DLC_OK)
