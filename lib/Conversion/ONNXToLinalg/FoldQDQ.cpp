@@ -280,10 +280,9 @@ std::optional<SmallVector<float>> constantBias(Value bias, int64_t m) {
       constantValues<int32_t>(db.getInputs()[0]);
   std::optional<SmallVector<float>> scale =
       constantValues<float>(db.getInputs()[1]);
-  std::optional<SmallVector<int32_t>> zero =
-      db.hasInput(2)
-          ? constantValues<int32_t>(db.getInputs()[2])
-          : std::optional<SmallVector<int32_t>>(SmallVector<int32_t>{0});
+  std::optional<SmallVector<int32_t>> zero = SmallVector<int32_t>{0};
+  if (db.hasInput(2))
+    zero = constantValues<int32_t>(db.getInputs()[2]);
   if (!q || !scale || !zero || static_cast<int64_t>(q->size()) != m ||
       (scale->size() != 1 && static_cast<int64_t>(scale->size()) != m) ||
       (zero->size() != 1 && static_cast<int64_t>(zero->size()) != m))
@@ -503,8 +502,8 @@ struct FoldQDQPass : public dlc::impl::FoldQDQBase<FoldQDQPass> {
         dead = foldMatrixProduct(q);
       maybeDead.append(dead);
     }
-    // The convolutions of dequantized inputs left: their results stay
-    // float.
+    // The convolutions and matrix products of dequantized inputs left:
+    // their results stay float.
     SmallVector<onnx::NodeOp> convs, matmuls;
     getOperation().walk([&](onnx::NodeOp node) {
       if (!node.getDomain().empty() || !node.hasInput(0) || !node.hasInput(1))

@@ -42,6 +42,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -113,8 +114,9 @@ private:
   /// model (it does not on opsets newer than it knows, nor on a newer IR
   /// version's element types and function overloads).
   bool shapeInferenceRuns();
-  /// usesOnlyLibraryTypes of the main graph, once computed (-1: not yet).
-  int memoizedLibraryTypes = -1;
+  /// usesOnlyLibraryTypes of the main graph, once asked (the validation
+  /// asks shapeInferenceRuns for every node).
+  std::optional<bool> libraryTypesOnly;
   LogicalResult collectValueTypes(const ::onnx::GraphProto &graph);
   FailureOr<Type> convertType(const ::onnx::TypeProto &type, StringRef what);
   FailureOr<ElementsAttr> importTensor(::onnx::TensorProto &tensor,
@@ -817,13 +819,16 @@ bool ModelImporter::shapeInferenceRuns() {
   // A newer IR version (ONNX Runtime's and PyTorch's exporters write IR 9
   // and 10 with opsets the library knows) changes no operator: what the
   // library cannot read are the element types added since (float8, int4)
-  // and local functions told apart by overload. A model using neither is
-  // one the library's inference reads as its writer meant; without it,
-  // values the model does not declare stay untyped and, among others,
-  // dlc-fold-qdq cannot match a QDQ layer whose tensors are untyped.
-  if (memoizedLibraryTypes < 0)
-    memoizedLibraryTypes = usesOnlyLibraryTypes(model.graph()) ? 1 : 0;
-  return model.functions_size() == 0 && memoizedLibraryTypes == 1;
+  // and local functions, which IR 10 tells apart by overload (so models
+  // with local functions are left alone). A model using neither is one the
+  // library's inference reads as its writer meant; without it, values the
+  // model does not declare stay untyped and, among others, dlc-fold-qdq
+  // cannot match a QDQ layer whose tensors are untyped.
+  if (model.functions_size() != 0)
+    return false;
+  if (!libraryTypesOnly)
+    libraryTypesOnly = usesOnlyLibraryTypes(model.graph());
+  return *libraryTypesOnly;
 }
 
 LogicalResult ModelImporter::runShapeInference() {
