@@ -155,6 +155,10 @@ LogicalResult convertSplitToSequence(NodeRewriter &rw) {
   if (failed(rw.requireInput(0, "input")))
     return failure();
   RankedTensorType type = rw.inputType(0);
+  // (normalizeAxis takes axis 0 of a scalar, as other operators allow; a
+  // scalar has no axis to split.)
+  if (type.getRank() == 0)
+    return rw.fail("input must have rank >= 1, not a scalar");
   FailureOr<int64_t> axis =
       rw.normalizeAxis(rw.getInt("axis", 0), type.getRank());
   if (failed(axis))
